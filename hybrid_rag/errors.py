@@ -1,0 +1,73 @@
+"""One exception tree for the library, rooted at :class:`HybridRAGError`.
+
+Every error a user can trigger with bad input is one of these, names the problem in its
+message, and is raised before any store is changed.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "DocumentError",
+    "DocumentNotFoundError",
+    "EmptyDocumentError",
+    "EncryptedDocumentError",
+    "HybridRAGError",
+    "InvalidDocIdError",
+    "LLMError",
+    "OntologyError",
+    "SparqlValidationError",
+    "StoreError",
+    "UnsupportedFormatError",
+]
+
+
+class HybridRAGError(Exception):
+    """Base class of every error raised by hybrid_rag."""
+
+
+class ConfigurationError(HybridRAGError):
+    """A setting or a combination of constructor arguments is invalid."""
+
+
+class InvalidDocIdError(HybridRAGError, ValueError):
+    """A document id does not match ``[A-Za-z0-9_.-]{1,128}``."""
+
+
+class DocumentNotFoundError(HybridRAGError, KeyError):
+    """A document id named by the caller is not in the catalog."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else "document not found"
+
+
+class DocumentError(HybridRAGError, ValueError):
+    """A document cannot be read (corrupt, truncated, wrong type)."""
+
+
+class UnsupportedFormatError(DocumentError):
+    """The file extension or content type is not one the loaders handle."""
+
+
+class EncryptedDocumentError(DocumentError):
+    """The PDF is encrypted and cannot be read without a password."""
+
+
+class EmptyDocumentError(DocumentError):
+    """The document has no extractable text (empty file, scanned PDF)."""
+
+
+class OntologyError(HybridRAGError, ValueError):
+    """An ontology file is invalid or a term is not defined in the ontology."""
+
+
+class SparqlValidationError(HybridRAGError, ValueError):
+    """A SPARQL query was rejected before execution (not read-only, SERVICE, out of scope)."""
+
+
+class StoreError(HybridRAGError):
+    """A store failed to read or write (I/O, engine error)."""
+
+
+class LLMError(HybridRAGError):
+    """An LLM provider call failed or returned an unusable response."""

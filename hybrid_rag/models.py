@@ -1,0 +1,195 @@
+"""Pydantic models users see: answers, facts, passages, evidence, reports.
+
+All models are immutable (``frozen``) and round-trip through JSON
+(``Model.model_validate_json(m.model_dump_json()) == m``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Answer",
+    "ChainError",
+    "ChatMessage",
+    "Chunk",
+    "Completion",
+    "DocumentInfo",
+    "Evidence",
+    "Fact",
+    "IngestReport",
+    "Page",
+    "Passage",
+    "SparqlAttempt",
+    "Usage",
+]
+
+AskMode = Literal["hybrid", "kg", "vector"]
+Source = Literal["kg", "vector"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Usage(_Model):
+    """Counters of paid or slow calls made for one ingest or one question."""
+
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    embedding_calls: int = 0
+    embedded_texts: int = 0
+    cache_hits: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
+
+
+class Page(_Model):
+    """One page of a loaded document: its 1-based number and its extracted text."""
+
+    number: int = Field(ge=1)
+    text: str
+
+
+class Chunk(_Model):
+    """A piece of one page's text. Chunks never cross pages.
+
+    ``start``/``end`` are character offsets into that page's text, so
+    ``page_text[start:end] == text``.
+    """
+
+    chunk_id: str
+    doc_id: str
+    page: int = Field(ge=1)
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    text: str
+    section: str | None = None
+
+
+class Evidence(_Model):
+    """Where a statement comes from: document, 1-based page, chunk and a verbatim quote."""
+
+    doc_id: str
+    page: int = Field(ge=1)
+    chunk_id: str | None = None
+    quote: str
+
+
+class Fact(_Model):
+    """One statement from the knowledge graph, with its evidence.
+
+    ``status`` is ``"unavailable"`` when the sheet says the value is not available
+    ("No information available", "Not determined"): that is recorded, not dropped.
+    """
+
+    doc_id: str
+    subject: str
+    subject_iri: str
+    predicate: str
+    predicate_label: str
+    value: str
+    number: float | None = None
+    unit: str | None = None
+    status: Literal["stated", "unavailable"] = "stated"
+    evidence: Evidence
+
+
+class Passage(_Model):
+    """A retrieved chunk with its fused score and its rank in each retriever (1-based)."""
+
+    doc_id: str
+    page: int = Field(ge=1)
+    chunk_id: str
+    text: str
+    score: float
+    ranks: dict[str, int] = Field(default_factory=dict)
+
+
+class SparqlAttempt(_Model):
+    """One SPARQL query the KG chain ran (or tried to run)."""
+
+    query: str
+    origin: Literal["template", "llm", "repair", "broadened"]
+    rows: int = 0
+    error: str | None = None
+
+
+class ChainError(_Model):
+    """A failure of one retrieval chain, reported as data instead of raised."""
+
+    chain: Source
+    kind: str
+    message: str
+
+
+class Answer(_Model):
+    """The typed result of :meth:`HybridRAG.ask`.
+
+    ``text`` is ``None`` when neither chain found support for an answer. Every
+    statement in ``text`` is backed by ``facts`` (each with evidence) or ``passages``.
+    """
+
+    question: str
+    text: str | None
+    mode: AskMode = "hybrid"
+    generation: Literal["extractive", "llm"] = "extractive"
+    sources: list[Source] = Field(default_factory=list)
+    facts: list[Fact] = Field(default_factory=list)
+    passages: list[Passage] = Field(default_factory=list)
+    sparql: list[SparqlAttempt] = Field(default_factory=list)
+    errors: list[ChainError] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    timings: dict[str, float] = Field(default_factory=dict)
+    scope: list[str] | None = None
+    citations: list[Evidence] = Field(default_factory=list)
+
+
+class IngestReport(_Model):
+    """What one ingest did. ``timings`` are milliseconds per stage."""
+
+    doc_id: str
+    source: str
+    status: Literal["ingested", "skipped", "replaced"]
+    content_hash: str
+    pages: int = 0
+    chunks: int = 0
+    triples: int = 0
+    facts: int = 0
+    warnings: list[str] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
+
+
+class DocumentInfo(_Model):
+    """A catalog entry: one ingested document."""
+
+    doc_id: str
+    source: str
+    content_hash: str
+    pages: int
+    chunks: int
+    triples: int
+    title: str | None = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class ChatMessage(_Model):
+    """One chat message sent to an :class:`~hybrid_rag.protocols.LLMProvider`."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class Completion(_Model):
+    """An LLM response and its token counts."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
