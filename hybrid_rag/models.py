@@ -151,11 +151,15 @@ class Answer(_Model):
 
 
 class IngestReport(_Model):
-    """What one ingest did. ``timings`` are milliseconds per stage."""
+    """What one ingest did. ``timings`` are milliseconds per stage.
+
+    ``status`` is ``"failed"`` (with ``error``) only in the results of ``ingest_many``,
+    which reports a bad document and goes on; ``ingest`` raises instead.
+    """
 
     doc_id: str
     source: str
-    status: Literal["ingested", "skipped", "replaced"]
+    status: Literal["ingested", "skipped", "replaced", "failed"]
     content_hash: str
     pages: int = 0
     chunks: int = 0
@@ -164,6 +168,7 @@ class IngestReport(_Model):
     warnings: list[str] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
+    error: str | None = None
 
 
 class DocumentInfo(_Model):
@@ -176,6 +181,7 @@ class DocumentInfo(_Model):
     chunks: int
     triples: int
     title: str | None = None
+    aliases: list[str] = Field(default_factory=list)
     created_at: datetime
     updated_at: datetime
 

@@ -1,0 +1,8 @@
+"""Test helpers users need in their own tests: fakes and store contract suites.
+
+The contract suites import pytest; import them from :mod:`hybrid_rag.testing.contracts`.
+"""
+
+from hybrid_rag.testing.fakes import FakeEmbedder, FunctionLLM, ScriptedLLM
+
+__all__ = ["FakeEmbedder", "FunctionLLM", "ScriptedLLM"]

@@ -1,0 +1,258 @@
+"""The knowledge-graph chain: template SPARQL first, LLM-written SPARQL with repair second."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import anyio
+
+from hybrid_rag._vocab import HR, RDFS_LABEL
+from hybrid_rag.ask.analysis import QuestionAnalysis
+from hybrid_rag.ask.sparql import validate_query
+from hybrid_rag.ask.text import tokens
+from hybrid_rag.errors import HybridRAGError, SparqlValidationError
+from hybrid_rag.models import ChainError, ChatMessage, Evidence, Fact, SparqlAttempt, Usage
+from hybrid_rag.protocols import GraphStore, LLMProvider, Ontology
+from hybrid_rag.rdf import SparqlResult, Term, iri, literal
+
+__all__ = ["KGResult", "fact_query", "run_kg_chain"]
+
+_SELECT = "?fact ?doc ?product ?label ?prop ?value ?status ?number ?unit ?page ?chunk ?quote"
+_BODY = f"""
+  ?fact a <{HR}Fact> ; <{HR}subject> ?product ; <{HR}property> ?prop ; <{HR}value> ?value ;
+        <{HR}status> ?status ; <{HR}doc> ?doc ; <{HR}page> ?page ; <{HR}quote> ?quote .
+  ?product <{RDFS_LABEL}> ?label .
+  OPTIONAL {{ ?fact <{HR}number> ?number }}
+  OPTIONAL {{ ?fact <{HR}unit> ?unit }}
+  OPTIONAL {{ ?fact <{HR}chunk> ?chunk }}"""
+
+
+@dataclass(slots=True)
+class KGResult:
+    """What the KG chain found: facts, the SPARQL it ran, errors as data, LLM usage."""
+
+    facts: list[Fact] = field(default_factory=list)
+    attempts: list[SparqlAttempt] = field(default_factory=list)
+    errors: list[ChainError] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+
+def fact_query(
+    props: Sequence[str],
+    *,
+    order: str | None = None,
+    contains: Sequence[str] = (),
+    facts: Sequence[str] = (),
+) -> str:
+    """The template SELECT over ``hr:Fact`` nodes; every input is escaped by construction.
+
+    Args:
+        props: property IRIs to restrict to (empty: all).
+        order: ``"ASC"``/``"DESC"`` to sort on the typed number (facts without one dropped).
+        contains: lower-case words every matching value must contain.
+        facts: fact IRIs to restrict to (used to load provenance for LLM-found facts).
+    """
+    parts = [f"SELECT {_SELECT} WHERE {{", _BODY]
+    if props:
+        parts.append("  VALUES ?prop { " + " ".join(iri(p).n3() for p in props) + " }")
+    if facts:
+        parts.append("  VALUES ?fact { " + " ".join(iri(f).n3() for f in facts) + " }")
+    for word in contains:
+        parts.append(f"  FILTER(CONTAINS(LCASE(STR(?value)), {literal(word).n3()}))")
+    if order:
+        parts.append('  FILTER(BOUND(?number) && ?status = "stated")')
+    parts.append("}")
+    parts.append(f"ORDER BY {order}(?number) ?doc" if order else "ORDER BY ?doc ?page")
+    return "\n".join(parts)
+
+
+async def run_kg_chain(
+    analysis: QuestionAnalysis,
+    *,
+    graph: GraphStore,
+    ontology: Ontology,
+    scope: Sequence[str],
+    llm: LLMProvider | None,
+    limiter: anyio.CapacityLimiter,
+) -> KGResult:
+    """Answer from the graph: a template when the question fits one, else the LLM."""
+    result = KGResult()
+    if not scope:
+        result.errors.append(ChainError(chain="kg", kind="empty_scope", message="no documents"))
+        return result
+    template = _template(analysis)
+    if template is not None:
+        docs = [d for d in analysis.doc_ids if d in scope] or list(scope)
+        await _run(template, "template", graph=graph, scope=docs, result=result, limiter=limiter)
+    elif llm is not None:
+        await _llm_chain(analysis, graph=graph, ontology=ontology, scope=scope, llm=llm,
+                         result=result, limiter=limiter)
+    else:
+        result.errors.append(ChainError(
+            chain="kg", kind="no_template",
+            message="no ontology property and product recognised; no LLM configured"))
+    if not result.facts and not result.errors:
+        result.errors.append(ChainError(chain="kg", kind="empty", message="no matching facts"))
+    return result
+
+
+def _template(a: QuestionAnalysis) -> str | None:
+    props = [p.iri for p in a.properties]
+    if not a.products:
+        return None
+    if a.intent in ("min", "max") and props:
+        return fact_query(props[:1], order="ASC" if a.intent == "min" else "DESC")
+    if a.intent == "filter":
+        words = [w for term in a.filter_terms for w in tokens(term)]
+        return fact_query(props if not _classified(a) else [], contains=words[:8])
+    if props:
+        return fact_query(props)
+    return None
+
+
+def _classified(a: QuestionAnalysis) -> bool:
+    return re.search(r"\bclassified|categori[sz]ed", a.question, re.I) is not None
+
+
+async def _run(
+    sparql: str,
+    origin: str,
+    *,
+    graph: GraphStore,
+    scope: Sequence[str],
+    result: KGResult,
+    limiter: anyio.CapacityLimiter,
+) -> SparqlResult | None:
+    try:
+        res = await anyio.to_thread.run_sync(
+            lambda: graph.query(sparql, scope=scope), limiter=limiter
+        )
+    except HybridRAGError as exc:
+        result.attempts.append(SparqlAttempt(query=sparql, origin=origin, error=str(exc)))  # type: ignore[arg-type]
+        return None
+    result.attempts.append(SparqlAttempt(query=sparql, origin=origin, rows=len(res.rows)))  # type: ignore[arg-type]
+    result.facts.extend(f for row in res.rows if (f := _row_fact(row)) is not None)
+    return res
+
+
+def _row_fact(row: dict[str, Term]) -> Fact | None:
+    need = ("doc", "product", "label", "prop", "value", "page", "quote")
+    if any(k not in row for k in need):
+        return None
+    prop = row["prop"].value
+    number = row["number"].to_python() if "number" in row else None
+    status = row["status"].value if "status" in row else "stated"
+    doc = row["doc"].value
+    return Fact(
+        doc_id=doc,
+        subject=row["label"].value,
+        subject_iri=row["product"].value,
+        predicate=re.split(r"[#/]", prop)[-1],
+        predicate_label=_humanise(re.split(r"[#/]", prop)[-1]),
+        value=row["value"].value,
+        number=float(number) if isinstance(number, (int, float)) else None,
+        unit=row["unit"].value if "unit" in row else None,
+        status="unavailable" if status == "unavailable" else "stated",
+        evidence=Evidence(
+            doc_id=doc,
+            page=max(1, int(row["page"].to_python())),
+            chunk_id=row["chunk"].value if "chunk" in row else None,
+            quote=row["quote"].value,
+        ),
+    )
+
+
+def _humanise(name: str) -> str:
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).replace("_", " ").lower()
+
+
+# --- LLM-written SPARQL: observe -> reason -> act, one repair and one broadening -------------
+
+_SYSTEM = """You write one SPARQL 1.1 SELECT query over a knowledge graph of documents.
+Facts are reified: every fact is a node
+  ?fact a <{hr}Fact> ; <{hr}subject> ?product ; <{hr}property> ?prop ; <{hr}value> ?value ;
+        <{hr}number> ?number (optional, typed quantity) ; <{hr}unit> ?unit (optional) .
+  ?product <{label}> ?name .
+Properties (use their full IRIs):
+{vocab}
+Always SELECT ?fact. Read-only: no INSERT/DELETE/LOAD/SERVICE, no FROM or GRAPH clauses.
+Answer with the query only, inside ```sparql fences."""
+
+
+async def _llm_chain(
+    a: QuestionAnalysis,
+    *,
+    graph: GraphStore,
+    ontology: Ontology,
+    scope: Sequence[str],
+    llm: LLMProvider,
+    result: KGResult,
+    limiter: anyio.CapacityLimiter,
+) -> None:
+    system = _SYSTEM.format(hr=HR, label=RDFS_LABEL, vocab=ontology.vocabulary())
+    user = f"Question: {a.question}"
+    if a.products:
+        user += "\nProducts named: " + "; ".join(p.label for p in a.products)
+    messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
+    origin = "llm"
+    for _turn in range(3):
+        query, feedback = await _generate(messages, llm=llm, result=result)
+        if query is not None:
+            ok, feedback = await _try_generated(query, origin, graph=graph, scope=scope,
+                                                result=result, limiter=limiter)
+            if ok:
+                return
+        if feedback is None:
+            return
+        origin = "broadened" if feedback.startswith("The query returned no rows") else "repair"
+        messages += [ChatMessage(role="assistant", content=query or ""),
+                     ChatMessage(role="user", content=feedback)]
+
+
+async def _generate(
+    messages: list[ChatMessage], *, llm: LLMProvider, result: KGResult
+) -> tuple[str | None, str | None]:
+    try:
+        done = await llm.complete(messages)
+    except HybridRAGError as exc:
+        result.errors.append(ChainError(chain="kg", kind="llm", message=str(exc)))
+        return None, None
+    result.usage = result.usage + Usage(llm_calls=1, prompt_tokens=done.prompt_tokens,
+                                        completion_tokens=done.completion_tokens)
+    m = re.search(r"```(?:sparql)?\s*(.*?)```", done.text, re.S | re.I)
+    query = (m.group(1) if m else done.text).strip()
+    return (query, None) if query else (None, "Your answer held no query. Write the SELECT.")
+
+
+async def _try_generated(
+    query: str,
+    origin: str,
+    *,
+    graph: GraphStore,
+    scope: Sequence[str],
+    result: KGResult,
+    limiter: anyio.CapacityLimiter,
+) -> tuple[bool, str | None]:
+    try:
+        validate_query(query)
+        if "fact" not in _select_vars(query):
+            raise SparqlValidationError("the query must SELECT ?fact")
+    except SparqlValidationError as exc:
+        result.attempts.append(SparqlAttempt(query=query, origin=origin, error=str(exc)))  # type: ignore[arg-type]
+        return False, f"The query was rejected: {exc}. Fix it."
+    res = await _run(query, origin, graph=graph, scope=scope, result=result, limiter=limiter)
+    if res is None:
+        return False, f"The query failed: {result.attempts[-1].error}. Fix it."
+    fact_iris = [r["fact"].value for r in res.rows if "fact" in r and r["fact"].kind == "iri"]
+    if not fact_iris:
+        return False, "The query returned no rows. Broaden it (fewer constraints, CONTAINS)."
+    await _run(fact_query([], facts=fact_iris[:50]), "template", graph=graph, scope=scope,
+               result=result, limiter=limiter)
+    return True, None
+
+
+def _select_vars(query: str) -> set[str]:
+    m = re.search(r"\bSELECT\b(.*?)\bWHERE\b", query, re.S | re.I)
+    return set(re.findall(r"\?(\w+)", m.group(1))) if m else set()

@@ -1,0 +1,103 @@
+"""Entity linking: which documents' products a question names (fuzzy, IDF-weighted)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from hybrid_rag.ask.text import STOPWORDS, tokens
+
+__all__ = ["ProductIndex", "ProductMatch"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProductMatch:
+    """A document whose product the question names: the label that matched and how well."""
+
+    doc_id: str
+    label: str
+    coverage: float
+    matched: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Label:
+    doc_id: str
+    label: str
+    toks: frozenset[str]
+
+
+class ProductIndex:
+    """Product names per document, matched against questions.
+
+    A label matches when the question contains most of its IDF weight (``min_coverage``).
+    Among matches, one whose matched tokens are all explained by better matches is dropped,
+    so "Acetone, HPLC Grade" does not also pull in every sheet whose alias is "Acetone",
+    while "Hydrogen Peroxide 25% ..." and "Hydrogen Peroxide 34% ..." both stay.
+    """
+
+    def __init__(self, entries: Iterable[tuple[str, Sequence[str]]], *, min_coverage: float = 0.75):
+        self._labels = [
+            _Label(doc, label, toks)
+            for doc, labels in entries
+            for label in dict.fromkeys(labels)
+            if label and (toks := _label_tokens(label))
+        ]
+        self._min = min_coverage
+        df = Counter(t for doc in _by_doc(self._labels).values() for t in doc)
+        n = max(1, len(_by_doc(self._labels)))
+        self._idf = {t: math.log(1 + n / c) for t, c in df.items()}
+
+    def restricted(self, doc_ids: Iterable[str]) -> ProductIndex:
+        """The same index seeing only ``doc_ids`` (IDF weights kept from the full index)."""
+        keep = set(doc_ids)
+        out = ProductIndex((), min_coverage=self._min)
+        out._labels = [lab for lab in self._labels if lab.doc_id in keep]
+        out._idf = self._idf
+        return out
+
+    def __len__(self) -> int:
+        return len({lab.doc_id for lab in self._labels})
+
+    def link(self, question: str) -> list[ProductMatch]:
+        """Documents whose product the question names, best first."""
+        q = set(tokens(question))
+        q |= {t[:-1] for t in q if t.endswith("%")} | {t + "%" for t in q if t[0].isdigit()}
+        best: dict[str, tuple[float, float, _Label, frozenset[str]]] = {}
+        for lab in self._labels:
+            matched = lab.toks & q
+            if not matched:
+                continue
+            total = sum(self._idf[t] for t in lab.toks)
+            got = sum(self._idf[t] for t in matched)
+            cov = got / total if total else 0.0
+            key = (cov, got)
+            if cov >= self._min and (lab.doc_id not in best or key > best[lab.doc_id][:2]):
+                best[lab.doc_id] = (cov, got, lab, frozenset(matched))
+        ranked = sorted(best.values(), key=lambda v: (-v[0], -v[1], v[2].doc_id))
+        return _select(ranked)
+
+
+def _select(ranked: list[tuple[float, float, _Label, frozenset[str]]]) -> list[ProductMatch]:
+    chosen: list[ProductMatch] = []
+    explained: set[str] = set()
+    for cov, _got, lab, matched in ranked:
+        ties = any(m.matched == matched and m.coverage == cov for m in chosen)
+        if chosen and matched <= explained and not ties:
+            continue
+        chosen.append(ProductMatch(lab.doc_id, lab.label, round(cov, 4), matched))
+        explained |= matched
+    return chosen
+
+
+def _label_tokens(label: str) -> frozenset[str]:
+    return frozenset(t for t in tokens(label) if t not in STOPWORDS)
+
+
+def _by_doc(labels: list[_Label]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for lab in labels:
+        out.setdefault(lab.doc_id, set()).update(lab.toks)
+    return out

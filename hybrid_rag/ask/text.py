@@ -1,0 +1,75 @@
+"""Text normalisation and tokens shared by linking, sentence selection and answers (pure)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["STOPWORDS", "content_tokens", "norm", "sentences", "stem", "tokens"]
+
+STOPWORDS = frozenset(
+    """a an the of for to in on at by with and or is are was were be been do does did what
+    which who whom whose when where why how this that these those it its as from into than
+    then there their them they he she his her you your we our us if any all some can could
+    should would will shall may might must not no yes same share have has had sds sheet
+    safety data given listed state states stated says say recommend recommended tell me
+    please product products according about other rather between i my me mine get gets got
+    someone something anyone person people done happens happen go goes into onto""".split()
+)
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*%?")
+
+
+def norm(text: str) -> str:
+    """NFKC, lower case, unified dashes, single spaces."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = re.sub(r"[\u2010-\u2015\u2212]", "-", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def tokens(text: str) -> list[str]:
+    """Word and number tokens of normalised text ("99.8%" stays one token)."""
+    return _TOKEN.findall(norm(text))
+
+
+def stem(token: str) -> str:
+    """A crude stem: plural and -ed/-ing off, then a 5-letter prefix ("inhaled" -> "inhal")."""
+    if not token or token[0].isdigit():
+        return token
+    if len(token) > 4 and token.endswith("ies"):
+        token = token[:-3] + "y"
+    elif token.endswith(("sses", "xes", "ches", "shes")):
+        token = token[:-2]
+    elif len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        token = token[:-1]
+    if len(token) > 5 and token.endswith(("ing", "ed")):
+        token = token[:-3] if token.endswith("ing") else token[:-2]
+    return token[:5]
+
+
+def content_tokens(text: str, *, drop: frozenset[str] = frozenset()) -> list[str]:
+    """Stemmed tokens without stop words (and without ``drop``)."""
+    return [stem(t) for t in tokens(text) if t not in STOPWORDS and t not in drop and len(t) > 1]
+
+
+_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])|\n+")
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """Spans of sentences or lines in ``text`` (character offsets, stripped, non-empty)."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _SENT.finditer(text):
+        _add_span(text, start, m.start(), spans)
+        start = m.end()
+    _add_span(text, start, len(text), spans)
+    return spans
+
+
+def _add_span(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if end > start:
+        spans.append((start, end))

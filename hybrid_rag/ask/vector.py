@@ -1,0 +1,94 @@
+"""The vector chain: dense search plus BM25 over the same chunks, fused by reciprocal rank."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import anyio
+
+from hybrid_rag.ask.fusion import reciprocal_rank_fusion
+from hybrid_rag.errors import HybridRAGError
+from hybrid_rag.models import ChainError, Chunk, Passage, Usage
+from hybrid_rag.protocols import Embedder, VectorHit, VectorStore
+
+__all__ = ["VectorResult", "run_vector_chain"]
+
+
+@dataclass(slots=True)
+class VectorResult:
+    """Fused passages, errors as data, embedding usage."""
+
+    passages: list[Passage] = field(default_factory=list)
+    errors: list[ChainError] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+
+async def run_vector_chain(
+    question: str,
+    *,
+    embedder: Embedder,
+    vectors: VectorStore,
+    scope: Sequence[str] | None,
+    top_k: int,
+    limiter: anyio.CapacityLimiter,
+) -> VectorResult:
+    """Dense + BM25 retrieval restricted to ``scope`` (``None``: every document)."""
+    out = VectorResult()
+    if scope is not None and not scope:
+        out.errors.append(ChainError(chain="vector", kind="empty_scope", message="no documents"))
+        return out
+    depth = max(top_k * 3, 20)
+    try:
+        qvec = await embedder.embed_query(question)
+        out.usage = Usage(embedding_calls=1, embedded_texts=1)
+        dense, lexical = await _both(qvec, question, vectors=vectors, scope=scope, depth=depth,
+                                     limiter=limiter)
+    except HybridRAGError as exc:
+        out.errors.append(ChainError(chain="vector", kind=type(exc).__name__, message=str(exc)))
+        return out
+    out.passages = fuse(dense, lexical, top_k=top_k)
+    if not out.passages:
+        out.errors.append(ChainError(chain="vector", kind="empty", message="no passages"))
+    return out
+
+
+async def _both(
+    qvec: object,
+    question: str,
+    *,
+    vectors: VectorStore,
+    scope: Sequence[str] | None,
+    depth: int,
+    limiter: anyio.CapacityLimiter,
+) -> tuple[list[VectorHit], list[VectorHit]]:
+    found: dict[str, list[VectorHit]] = {}
+
+    async def dense() -> None:
+        found["dense"] = await anyio.to_thread.run_sync(
+            lambda: vectors.search(qvec, k=depth, doc_ids=scope), limiter=limiter  # type: ignore[arg-type]
+        )
+
+    async def lexical() -> None:
+        found["bm25"] = await anyio.to_thread.run_sync(
+            lambda: vectors.keyword_search(question, k=depth, doc_ids=scope), limiter=limiter
+        )
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(dense)
+        tg.start_soon(lexical)
+    return found["dense"], found["bm25"]
+
+
+def fuse(dense: Sequence[VectorHit], lexical: Sequence[VectorHit], *, top_k: int) -> list[Passage]:
+    """RRF of the two hit lists into passages carrying their per-retriever ranks."""
+    chunks: dict[str, Chunk] = {h.chunk.chunk_id: h.chunk for h in [*dense, *lexical]}
+    fused = reciprocal_rank_fusion({
+        "dense": [h.chunk.chunk_id for h in dense],
+        "bm25": [h.chunk.chunk_id for h in lexical],
+    })
+    return [
+        Passage(doc_id=chunks[f.key].doc_id, page=chunks[f.key].page, chunk_id=f.key,
+                text=chunks[f.key].text, score=round(f.score, 6), ranks=dict(f.ranks))
+        for f in fused[:top_k]
+    ]

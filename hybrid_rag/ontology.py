@@ -1,0 +1,441 @@
+"""Ontologies loaded from Turtle: vocabulary for prompts, validation, IRI minting.
+
+:class:`TurtleOntology` implements :class:`~hybrid_rag.protocols.Ontology`. It is built
+from Turtle text (``from_turtle``) or a file (``from_file``); the constructor itself
+takes already-parsed definitions and does no I/O. :func:`load_ontology` resolves the
+bundled ontology by name (``"msds"``), a user's ``.ttl`` path, or passes an existing
+ontology through.
+
+Besides the protocol, a :class:`TurtleOntology` offers :meth:`~TurtleOntology.match_properties`
+(which properties a question talks about, by labels and alternative labels) and the
+extraction hints ``value_kind`` / ``value_pattern`` read from the ``msds:valueKind`` and
+``msds:valuePattern`` annotations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hybrid_rag._vocab import RDF_TYPE
+from hybrid_rag.errors import OntologyError
+from hybrid_rag.protocols import ClassDef, Ontology, PropertyDef
+
+if TYPE_CHECKING:
+    from hybrid_rag.rdf import Triple
+
+__all__ = ["TurtleOntology", "load_ontology", "normalize_label", "slugify"]
+
+_RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+_OWL = "http://www.w3.org/2002/07/owl#"
+_SKOS_ALT = "http://www.w3.org/2004/02/skos/core#altLabel"
+_SAFE_LOCAL = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+_MAX_SLUG = 80
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def slugify(label: str, *, max_length: int = _MAX_SLUG) -> str:
+    """A HANA-safe local name (``[A-Za-z][A-Za-z0-9_-]*``) derived from ``label``.
+
+    Accents are folded to ASCII, other characters become ``-`` (collapsed), a name not
+    starting with a letter gets an ``n`` prefix, and names longer than ``max_length``
+    are cut and suffixed with a short hash of the full label so they stay unique.
+
+    Raises:
+        OntologyError: when ``label`` has no letter or digit at all.
+    """
+    folded = unicodedata.normalize("NFKD", label).encode("ascii", "ignore").decode("ascii")
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", folded)
+    slug = re.sub(r"-{2,}", "-", slug).strip("-_")
+    if not slug or not re.search(r"[A-Za-z0-9]", slug):
+        raise OntologyError(f"cannot mint an IRI from label {label!r}: no letters or digits")
+    if not slug[0].isalpha():
+        slug = "n" + slug
+    if len(slug) > max_length:
+        digest = hashlib.sha1(label.encode("utf-8")).hexdigest()[:8]
+        slug = slug[: max_length - 9].rstrip("-_") + "-" + digest
+    return slug
+
+
+def _stem(token: str) -> str:
+    if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
+        return token[:-1]
+    return token
+
+
+def normalize_label(text: str) -> list[str]:
+    """Lower-case ASCII tokens of ``text`` with a light plural stem (``"Odors"`` -> ``odor``)."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    return [_stem(t) for t in _TOKEN.findall(folded.lower()) if t != "s"]
+
+
+@dataclass(frozen=True, slots=True)
+class _LabelIndex:
+    by_squash: dict[str, list[tuple[str, int]]]  # squashed label -> (property name, #chars)
+    max_tokens: int
+
+
+class TurtleOntology:
+    """An ontology held in memory, read from OWL/RDFS Turtle.
+
+    Thread-safe for reads; instances are immutable after construction.
+
+    Args:
+        namespace: IRI prefix of the ontology's own terms (ends with ``#`` or ``/``).
+        classes: class definitions.
+        properties: property definitions.
+        annotations: per property local name, extra annotations (``valueKind``,
+            ``valuePattern``) as plain strings.
+        source: where the definitions came from, for error messages.
+    """
+
+    def __init__(
+        self,
+        *,
+        namespace: str,
+        classes: Sequence[ClassDef],
+        properties: Sequence[PropertyDef],
+        annotations: dict[str, dict[str, str]] | None = None,
+        source: str = "<memory>",
+    ) -> None:
+        if not properties:
+            raise OntologyError(f"ontology {source} defines no properties")
+        self._namespace = namespace
+        self._classes = list(classes)
+        self._props = list(properties)
+        self._by_name = {p.name: p for p in self._props}
+        self._by_iri = {p.iri: p for p in self._props}
+        self._class_iris = {c.iri for c in self._classes}
+        self._annotations = dict(annotations or {})
+        self._source = source
+        self._label_index: _LabelIndex | None = None
+
+    # ------------------------------------------------------------ construction
+
+    @classmethod
+    def from_turtle(cls, text: str, *, source: str = "<string>") -> TurtleOntology:
+        """Parse Turtle text.
+
+        Raises:
+            OntologyError: invalid Turtle, or no properties defined.
+        """
+        import rdflib
+
+        graph = rdflib.Graph()
+        try:
+            graph.parse(data=text, format="turtle")
+        except Exception as exc:  # rdflib raises many parser-specific types
+            raise OntologyError(f"invalid Turtle in ontology {source}: {exc}") from exc
+        return _from_graph(graph, source=source)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> TurtleOntology:
+        """Read a Turtle file.
+
+        Raises:
+            OntologyError: missing or unreadable file, invalid Turtle, no properties.
+        """
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except FileNotFoundError as exc:
+            raise OntologyError(f"ontology file not found: {p}") from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise OntologyError(f"cannot read ontology file {p}: {exc}") from exc
+        return cls.from_turtle(text, source=str(p))
+
+    # ------------------------------------------------------------ protocol
+
+    @property
+    def namespace(self) -> str:
+        """Namespace IRI of the ontology's terms."""
+        return self._namespace
+
+    def classes(self) -> list[ClassDef]:
+        """All classes."""
+        return list(self._classes)
+
+    def properties(self) -> list[PropertyDef]:
+        """All object and datatype properties."""
+        return list(self._props)
+
+    def property(self, name: str) -> PropertyDef:
+        """A property by local name, prefixed name (``msds:flashPoint``) or IRI.
+
+        Raises:
+            OntologyError: unknown property.
+        """
+        found = self._by_name.get(name) or self._by_iri.get(name)
+        if found is None and ":" in name and not name.startswith("http"):
+            found = self._by_name.get(name.split(":", 1)[1])
+        if found is None:
+            raise OntologyError(f"unknown property {name!r} in ontology {self._source}")
+        return found
+
+    def mint_iri(self, label: str, *, base: str) -> str:
+        """A HANA-safe IRI: ``base`` followed by :func:`slugify` of ``label``."""
+        return base + slugify(label)
+
+    def validate(self, triples: Sequence[Triple]) -> list[str]:
+        """Problems with ``triples``: unknown ontology predicates or classes, unsafe IRIs."""
+        problems: list[str] = []
+        for s, p, o in triples:
+            if p.kind != "iri":
+                problems.append(f"predicate is not an IRI: {p.value!r}")
+                continue
+            if p.value.startswith(self._namespace) and p.value not in self._by_iri:
+                problems.append(f"unknown property <{p.value}>")
+            if (
+                p.value == RDF_TYPE
+                and o.kind == "iri"
+                and o.value.startswith(self._namespace)
+                and o.value not in self._class_iris
+            ):
+                problems.append(f"unknown class <{o.value}>")
+            for term in (s, o):
+                if term.kind == "iri" and not _safe_iri(term.value):
+                    problems.append(f"IRI not HANA-safe: <{term.value}>")
+        return problems
+
+    def vocabulary(self) -> str:
+        """A compact listing of classes and properties for LLM prompts."""
+        lines = [f"PREFIX msds: <{self._namespace}>", "Classes:"]
+        for c in self._classes:
+            lines.append(f"  msds:{c.name} - {c.label}" + (f": {c.comment}" if c.comment else ""))
+        lines.append("Object properties (subject -> object):")
+        for p in self._props:
+            if p.kind == "object":
+                lines.append("  " + _describe(p))
+        lines.append("Datatype properties (literal values):")
+        for p in self._props:
+            if p.kind == "datatype":
+                lines.append("  " + _describe(p))
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------ extras
+
+    def value_kind(self, name: str) -> str:
+        """How a value of the property is read (``temperature``, ``number``, ``range``,
+        ``identifier``, ``text``); ``text`` when not annotated."""
+        return self._annotations.get(name, {}).get("valueKind", "text")
+
+    def value_pattern(self, name: str) -> str | None:
+        """The regular expression a stated value must contain, if annotated."""
+        return self._annotations.get(name, {}).get("valuePattern")
+
+    def match_properties(self, text: str) -> list[tuple[PropertyDef, float]]:
+        """Which properties ``text`` (typically a question) talks about.
+
+        Labels and alternative labels are matched on token boundaries, ignoring case,
+        accents, punctuation and spacing (``auto-ignition`` = ``autoignition``,
+        ``UN-no`` = ``UN no``) and simple plurals. Longer matches win where matches
+        overlap. Scores lie in (0, 1); longer labels score higher.
+
+        Returns:
+            ``(property, score)`` pairs, best first, each property once.
+        """
+        index = self._labels()
+        tokens = normalize_label(text)
+        spans: list[tuple[int, int, int, str]] = []  # (-chars, start, end, name)
+        for i in range(len(tokens)):
+            joined = ""
+            for j in range(i, min(len(tokens), i + index.max_tokens)):
+                joined += tokens[j]
+                for name, chars in index.by_squash.get(joined, ()):
+                    spans.append((-chars, i, j + 1, name))
+        spans.sort()
+        taken: set[int] = set()
+        best: dict[str, float] = {}
+        for neg_chars, start, end, name in spans:
+            span = set(range(start, end))
+            if span & taken and name not in best:
+                continue
+            taken |= span
+            score = 0.5 + 0.5 * -neg_chars / (-neg_chars + 6.0)
+            best[name] = max(best.get(name, 0.0), score)
+        ranked = sorted(best.items(), key=lambda kv: -kv[1])
+        return [(self._by_name[n], s) for n, s in ranked]
+
+    def _labels(self) -> _LabelIndex:
+        if self._label_index is None:
+            by_squash: dict[str, list[tuple[str, int]]] = {}
+            max_tokens = 1
+            for p in self._props:
+                for label in {*p.labels, _split_camel(p.name)}:
+                    toks = normalize_label(label)
+                    if not toks:
+                        continue
+                    key = "".join(toks)
+                    max_tokens = max(max_tokens, len(toks))
+                    entry = by_squash.setdefault(key, [])
+                    if all(n != p.name for n, _ in entry):
+                        entry.append((p.name, len(key)))
+            self._label_index = _LabelIndex(by_squash, max_tokens + 2)
+        return self._label_index
+
+    def __repr__(self) -> str:
+        return (
+            f"TurtleOntology(namespace={self._namespace!r}, classes={len(self._classes)}, "
+            f"properties={len(self._props)}, source={self._source!r})"
+        )
+
+
+def _split_camel(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+
+
+def _safe_iri(value: str) -> bool:
+    if value.startswith("urn:"):
+        return True
+    local = re.split(r"[#/]", value)[-1]
+    return bool(_SAFE_LOCAL.fullmatch(local))
+
+
+def _describe(p: PropertyDef) -> str:
+    dom = p.domain.rsplit("#", 1)[-1] if p.domain else "?"
+    rng = p.range.rsplit("#", 1)[-1] if p.range else "?"
+    text = f'msds:{p.name} ({dom} -> {rng}) "{p.label}"'
+    if p.unit:
+        text += f" [unit {p.unit}]"
+    if p.alt_labels:
+        text += " aka " + ", ".join(p.alt_labels[:4])
+    return text
+
+
+# ---------------------------------------------------------------- graph reading
+
+
+def _from_graph(graph: Any, *, source: str) -> TurtleOntology:
+    from rdflib import RDF, URIRef
+
+    owl_classes = [URIRef(_OWL + "Class"), URIRef(_RDFS + "Class")]
+    class_iris = {str(s) for t in owl_classes for s in graph.subjects(RDF.type, t)}
+    kinds = {
+        "object": URIRef(_OWL + "ObjectProperty"),
+        "datatype": URIRef(_OWL + "DatatypeProperty"),
+    }
+    props: list[PropertyDef] = []
+    annotations: dict[str, dict[str, str]] = {}
+    for kind, type_iri in kinds.items():
+        for subj in sorted(graph.subjects(RDF.type, type_iri), key=str):
+            if not isinstance(subj, URIRef):
+                continue
+            pdef, extra = _property(graph, str(subj), kind)
+            props.append(pdef)
+            if extra:
+                annotations[pdef.name] = extra
+    if not props:
+        raise OntologyError(f"ontology {source} defines no properties")
+    classes = [_class(graph, iri) for iri in sorted(class_iris) if not iri.startswith("_")]
+    namespace = _namespace([p.iri for p in props])
+    return TurtleOntology(
+        namespace=namespace,
+        classes=classes,
+        properties=props,
+        annotations=annotations,
+        source=source,
+    )
+
+
+def _namespace(iris: Iterable[str]) -> str:
+    counts: dict[str, int] = {}
+    for value in iris:
+        cut = max(value.rfind("#"), value.rfind("/"))
+        ns = value[: cut + 1]
+        counts[ns] = counts.get(ns, 0) + 1
+    return max(counts.items(), key=lambda kv: kv[1])[0]
+
+
+def _local(iri: str) -> str:
+    return re.split(r"[#/]", iri)[-1]
+
+
+def _values(graph: Any, subj: str, pred: str) -> list[str]:
+    from rdflib import URIRef
+
+    return sorted(str(o) for o in graph.objects(URIRef(subj), URIRef(pred)))
+
+
+def _first(graph: Any, subj: str, pred: str) -> str | None:
+    vals = _values(graph, subj, pred)
+    return vals[0] if vals else None
+
+
+def _property(graph: Any, iri: str, kind: str) -> tuple[PropertyDef, dict[str, str]]:
+    name = _local(iri)
+    if not _SAFE_LOCAL.fullmatch(name):
+        raise OntologyError(f"property IRI {iri} has a local name that is not HANA-safe")
+    ns = iri[: len(iri) - len(name)]
+    label = _first(graph, iri, _RDFS + "label") or _split_camel(name)
+    alts = tuple(a for a in _values(graph, iri, _SKOS_ALT) if a != label)
+    extra = {
+        key: val
+        for key in ("valueKind", "valuePattern")
+        if (val := _first(graph, iri, ns + key)) is not None
+    }
+    pdef = PropertyDef(
+        iri=iri,
+        name=name,
+        label=label,
+        kind="object" if kind == "object" else "datatype",
+        alt_labels=alts,
+        domain=_first(graph, iri, _RDFS + "domain"),
+        range=_first(graph, iri, _RDFS + "range"),
+        unit=_first(graph, iri, ns + "unit"),
+        comment=_first(graph, iri, _RDFS + "comment"),
+    )
+    return pdef, extra
+
+
+def _class(graph: Any, iri: str) -> ClassDef:
+    name = _local(iri)
+    label = _first(graph, iri, _RDFS + "label") or _split_camel(name)
+    return ClassDef(
+        iri=iri,
+        name=name,
+        label=label,
+        alt_labels=tuple(a for a in _values(graph, iri, _SKOS_ALT) if a != label),
+        parents=tuple(_values(graph, iri, _RDFS + "subClassOf")),
+        comment=_first(graph, iri, _RDFS + "comment"),
+    )
+
+
+# ---------------------------------------------------------------- loading
+
+
+@lru_cache(maxsize=4)
+def _bundled(name: str) -> TurtleOntology:
+    from importlib import resources
+
+    resource = resources.files("hybrid_rag").joinpath("ontologies", f"{name}.ttl")
+    if not resource.is_file():
+        raise OntologyError(f"no bundled ontology named {name!r}")
+    return TurtleOntology.from_turtle(resource.read_text(encoding="utf-8"), source=f"{name}.ttl")
+
+
+def load_ontology(spec: str | os.PathLike[str] | Ontology = "msds") -> Ontology:
+    """Resolve an ontology.
+
+    Args:
+        spec: ``"msds"`` (or another bundled name) for a bundled ontology, a path to a
+            Turtle file, or an :class:`~hybrid_rag.protocols.Ontology` returned as is.
+
+    Raises:
+        OntologyError: unknown bundled name, missing file, invalid Turtle, no properties.
+    """
+    if isinstance(spec, os.PathLike):
+        return TurtleOntology.from_file(Path(spec))
+    if isinstance(spec, str):
+        if re.fullmatch(r"[A-Za-z0-9_]+", spec) and not Path(spec).is_file():
+            return _bundled(spec)
+        return TurtleOntology.from_file(spec)
+    if isinstance(spec, Ontology):
+        return spec
+    raise OntologyError(f"cannot load an ontology from {type(spec).__name__}")

@@ -1,0 +1,604 @@
+"""Embedded vector store: chunks in SQLite, vectors in a memory-mapped float32 matrix.
+
+Layout under ``path`` (a folder): ``chunks.sqlite3`` (chunk records, text, the matrix row
+of each chunk), ``vectors.f32`` (raw row-major float32 matrix, L2-normalised rows) and,
+once a large collection has been searched, ``hnsw.bin`` (the hnswlib index).
+
+Search strategy (chosen by measurement, see ``docs/benchmarks.md``):
+
+* a search restricted to documents scans exactly the rows of those documents (a document
+  of ~1000 chunks takes well under a millisecond);
+* an unrestricted search scans every row exactly while the collection holds at most
+  ``ann_threshold`` rows, and uses an hnswlib HNSW index (built lazily, updated in place)
+  above it; its candidates are re-scored from the matrix.
+
+Deleted or replaced rows are freed and reused by later writes, so the files never need
+compaction. BM25 (``bm25s``) is rebuilt lazily on the first keyword search after a change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import re
+import sqlite3
+import threading
+import unicodedata
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from hybrid_rag.errors import ConfigurationError, StoreError
+from hybrid_rag.models import Chunk
+from hybrid_rag.protocols import VectorHit
+
+if TYPE_CHECKING:
+    from typing import Self
+
+__all__ = ["LocalVectorStore", "tokenize"]
+
+F32 = npt.NDArray[np.float32]
+I64 = npt.NDArray[np.int64]
+
+_TOKEN = re.compile(r"[0-9a-z]+(?:[-./,][0-9a-z]+)*")
+_PART = re.compile(r"[a-z]+|[0-9]+")
+_STOP = frozenset(
+    ("a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "has",
+     "have", "how", "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to",
+     "was", "were", "what", "which", "who", "with")
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Split text into lower-case BM25 tokens that keep identifiers whole.
+
+    A compound token (``67-64-1``, ``un1090``, ``h225``, ``2-propanone``) is emitted whole
+    and then as its parts (``67``, ``64``, ``1``; ``un``, ``1090``). A short letter prefix
+    followed by a number (``UN 1090``) also yields the joined form ``un1090``. English
+    stop words are dropped; nothing is stemmed, so codes stay intact.
+
+    Args:
+        text: Any text (a chunk or a question).
+
+    Returns:
+        The tokens in text order (duplicates kept: they count for term frequency).
+    """
+    words = _TOKEN.findall(unicodedata.normalize("NFKC", text).lower())
+    out: list[str] = []
+    for i, word in enumerate(words):
+        word = word.strip(".,")
+        parts = _PART.findall(word)
+        if len(parts) == 1 and word in _STOP:
+            continue
+        out.append(word)
+        if len(parts) > 1:
+            out.extend(parts)
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if word.isalpha() and len(word) <= 3 and nxt.isdigit():
+            out.append(word + nxt)
+    return out
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks (
+    slot INTEGER PRIMARY KEY,
+    doc_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    chunk_id TEXT NOT NULL,
+    page INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    "end" INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    section TEXT
+);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc_id, page, start, seq);
+"""
+_COLS = 'slot, chunk_id, doc_id, page, start, "end", text, section'
+
+
+def _row_chunk(row: tuple[Any, ...]) -> Chunk:
+    return Chunk(chunk_id=row[1], doc_id=row[2], page=row[3], start=row[4], end=row[5],
+                 text=row[6], section=row[7])
+
+
+def _normalise(vectors: F32) -> F32:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    out: F32 = (vectors / norms).astype(np.float32, copy=False)
+    return out
+
+
+class _Matrix:
+    """Growable float32 row matrix, in RAM or memory-mapped from a raw file."""
+
+    def __init__(self, file: Path | None, dim: int) -> None:
+        self.file, self.dim = file, dim
+        self.data: F32 = np.zeros((0, dim), dtype=np.float32)
+        if file is not None and file.exists() and file.stat().st_size:
+            rows = file.stat().st_size // (4 * dim)
+            self.data = np.memmap(file, dtype=np.float32, mode="r+", shape=(rows, dim))
+
+    def ensure(self, rows: int) -> None:
+        """Grow the capacity (doubling) to at least ``rows`` rows."""
+        if rows <= len(self.data):
+            return
+        cap = max(rows, 2 * len(self.data), 1024)
+        if self.file is None:
+            grown = np.zeros((cap, self.dim), dtype=np.float32)
+            grown[: len(self.data)] = self.data
+            self.data = grown
+            return
+        self.flush()
+        with open(self.file, "ab") as fh:
+            fh.truncate(cap * 4 * self.dim)
+        self.data = np.memmap(self.file, dtype=np.float32, mode="r+", shape=(cap, self.dim))
+
+    def flush(self) -> None:
+        """Write dirty pages of a memory-mapped matrix to disk."""
+        if isinstance(self.data, np.memmap):
+            self.data.flush()
+
+
+class LocalVectorStore:
+    """Embedded, persistent :class:`~hybrid_rag.protocols.VectorStore` (dense + BM25).
+
+    Args:
+        path: Folder holding the store's files; ``None`` keeps everything in memory.
+        dim: Vector dimension. ``None`` takes it from the store on disk or from the first
+            ``replace``.
+        ann_threshold: Above this many live rows an unrestricted search uses the HNSW
+            index instead of an exact scan.
+        ef_search: HNSW search breadth (raised to ``k`` when smaller).
+        hnsw_m: HNSW graph degree.
+        ef_construction: HNSW build breadth.
+
+    Thread-safe: every call holds one lock. Use as a context manager or call
+    :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        dim: int | None = None,
+        ann_threshold: int = 200_000,
+        ef_search: int = 128,
+        hnsw_m: int = 16,
+        ef_construction: int = 100,
+    ) -> None:
+        if dim is not None and dim < 1:
+            raise ConfigurationError(f"dim must be positive, got {dim}")
+        if ann_threshold < 0 or ef_search < 1 or hnsw_m < 2 or ef_construction < 1:
+            raise ConfigurationError("ann_threshold, ef_search, hnsw_m, ef_construction too small")
+        self._path = Path(path) if path is not None else None
+        self._dim = dim
+        self._ann_threshold = ann_threshold
+        self._ef, self._m, self._efc = ef_search, hnsw_m, ef_construction
+        self._lock = threading.RLock()
+        self._db: sqlite3.Connection | None = None
+        self._mat: _Matrix | None = None
+        self._alive = np.zeros(0, dtype=bool)
+        self._doc_slots: dict[str, I64] = {}
+        self._ann: Any = None
+        self._ann_pending: set[int] = set()
+        self._ann_saved = True
+        self._ann_disk_ok = False
+        self._bm25: Any = None
+        self._bm25_slots: I64 = np.zeros(0, dtype=np.int64)
+        self._closed = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Persist the matrix and the HNSW index, close the database; idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._db is None:
+                return
+            if self._mat is not None:
+                self._mat.flush()
+            self._save_ann()
+            self._db.close()
+            self._db = None
+
+    def _open(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreError("the vector store is closed")
+        if self._db is not None:
+            return self._db
+        target = ":memory:"
+        if self._path is not None:
+            try:
+                self._path.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create vector store folder {self._path}: {exc}") from exc
+            target = str(self._path / "chunks.sqlite3")
+        try:
+            db = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
+            db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open vector store {target}: {exc}") from exc
+        self._db = db
+        self._load_state(db)
+        return db
+
+    def _meta(self, db: sqlite3.Connection, key: str) -> str | None:
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _load_state(self, db: sqlite3.Connection) -> None:
+        stored = self._meta(db, "dim")
+        if stored is not None:
+            if self._dim is not None and self._dim != int(stored):
+                raise StoreError(f"store at {self._path} has dim {stored}, not {self._dim}")
+            self._dim = int(stored)
+        if self._dim is None:
+            return
+        self._init_matrix(db)
+        rows = db.execute("SELECT doc_id, slot FROM chunks ORDER BY doc_id, seq").fetchall()
+        slots = np.array([r[1] for r in rows], dtype=np.int64)
+        self._alive = np.zeros(len(self._mat.data) if self._mat else 0, dtype=bool)
+        self._alive[slots] = True
+        docs = [r[0] for r in rows]
+        bounds = [0, *(i for i in range(1, len(docs)) if docs[i] != docs[i - 1]), len(docs)]
+        bounds = bounds if docs else []
+        for lo, hi in itertools.pairwise(bounds):
+            self._doc_slots[docs[lo]] = slots[lo:hi]
+        self._load_ann(db)
+
+    def _init_matrix(self, db: sqlite3.Connection) -> None:
+        assert self._dim is not None
+        db.execute("INSERT OR IGNORE INTO meta VALUES ('dim', ?)", (str(self._dim),))
+        file = self._path / "vectors.f32" if self._path is not None else None
+        self._mat = _Matrix(file, self._dim)
+        if len(self._alive) < len(self._mat.data):
+            self._alive = np.resize(self._alive, len(self._mat.data))
+
+    # ------------------------------------------------------------------ writes
+
+    def replace(self, doc_id: str, chunks: Sequence[Chunk], vectors: F32) -> int:
+        """Make ``doc_id`` hold exactly ``chunks`` with their ``vectors`` (one row each).
+
+        Raises:
+            StoreError: wrong dimension, row count or chunk ownership; nothing is written.
+        """
+        with self._lock:
+            db = self._open()
+            if not chunks and np.asarray(vectors).size == 0:
+                self.delete(doc_id)
+                return 0
+            arr = self._check_write(doc_id, chunks, vectors)
+            if self._dim is None:
+                self._dim = int(arr.shape[1])
+            if self._mat is None:
+                self._init_matrix(db)
+            assert self._mat is not None
+            old = self._doc_slots.get(doc_id, np.zeros(0, dtype=np.int64))
+            slots = self._allocate(len(chunks))
+            self._mat.data[slots] = _normalise(arr) if len(arr) else arr
+            self._mat.flush()
+            rows = [(int(s), doc_id, i, c.chunk_id, c.page, c.start, c.end, c.text, c.section)
+                    for i, (s, c) in enumerate(zip(slots, chunks, strict=True))]
+            with self._transaction(db):
+                self._mark_ann_stale(db)
+                db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+                db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)", rows)
+            self._alive[old] = False
+            self._alive[slots] = True
+            self._set_doc(doc_id, slots)
+            self._ann_pending.update(int(s) for s in np.union1d(old, slots))
+            self._bm25 = None
+            return len(chunks)
+
+    def delete(self, doc_id: str) -> int:
+        """Remove the document's chunks; returns how many were removed (0 if unknown)."""
+        with self._lock:
+            db = self._open()
+            old = self._doc_slots.pop(doc_id, None)
+            if old is None:
+                return 0
+            with self._transaction(db):
+                self._mark_ann_stale(db)
+                db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+            self._alive[old] = False
+            self._ann_pending.update(int(s) for s in old)
+            self._bm25 = None
+            return len(old)
+
+    def _check_write(self, doc_id: str, chunks: Sequence[Chunk], vectors: F32) -> F32:
+        arr = np.asarray(vectors, dtype=np.float32)
+        if arr.ndim != 2 or arr.shape[0] != len(chunks):
+            raise StoreError(f"need one vector row per chunk: {len(chunks)} chunks, "
+                             f"vectors of shape {arr.shape}")
+        if arr.shape[1] != (self._dim or arr.shape[1]):
+            raise StoreError(f"vector dimension {arr.shape[1]} != store dimension {self._dim}")
+        if not np.isfinite(arr).all():
+            raise StoreError("vectors contain NaN or infinity")
+        ids = [c.chunk_id for c in chunks]
+        if len(set(ids)) != len(ids):
+            raise StoreError(f"duplicate chunk ids in document {doc_id!r}")
+        wrong = [c.chunk_id for c in chunks if c.doc_id != doc_id]
+        if wrong:
+            raise StoreError(f"chunks {wrong[:3]} do not belong to document {doc_id!r}")
+        return arr
+
+    def _allocate(self, n: int) -> I64:
+        """Pick ``n`` free rows, lowest first (a document's old rows stay until commit)."""
+        assert self._mat is not None
+        slots = np.flatnonzero(~self._alive)[:n].astype(np.int64)
+        if len(slots) < n:
+            start = len(self._alive)
+            extra = np.arange(start, start + n - len(slots), dtype=np.int64)
+            slots = np.concatenate([slots, extra])
+            self._mat.ensure(int(slots[-1]) + 1)
+            self._alive = np.resize(self._alive, len(self._mat.data))
+            self._alive[start:] = False
+        return slots
+
+    def _set_doc(self, doc_id: str, slots: I64) -> None:
+        if len(slots):
+            self._doc_slots[doc_id] = slots
+        else:
+            self._doc_slots.pop(doc_id, None)
+
+    @staticmethod
+    def _transaction(db: sqlite3.Connection) -> _Tx:
+        return _Tx(db)
+
+    # ------------------------------------------------------------------ reads
+
+    def search(self, vector: F32, *, k: int, doc_ids: Sequence[str] | None = None,
+               ) -> list[VectorHit]:
+        """Top-``k`` chunks by cosine similarity, best first.
+
+        Args:
+            vector: Query vector of the store's dimension.
+            k: Maximum number of hits.
+            doc_ids: Restrict to these documents (``None``: all; empty: no hits).
+
+        Raises:
+            StoreError: the query has the wrong dimension.
+        """
+        with self._lock:
+            self._open()
+            if k <= 0 or self._mat is None or (doc_ids is not None and not doc_ids):
+                return []
+            q = self._query_vector(vector)
+            if doc_ids is not None:
+                slots = self._slots_of(doc_ids)
+                if len(slots) <= max(self._ann_threshold, 1) or len(slots) < k:
+                    return self._exact(q, slots, k)
+                return self._ann_search(q, k, slots)
+            if int(self._alive.sum()) <= self._ann_threshold:
+                return self._exact_all(q, k)
+            return self._ann_search(q, k, None)
+
+    def _query_vector(self, vector: F32) -> F32:
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if q.shape[0] != self._dim:
+            raise StoreError(f"query dimension {q.shape[0]} != store dimension {self._dim}")
+        norm = float(np.linalg.norm(q))
+        return q / norm if norm > 0 else q
+
+    def _slots_of(self, doc_ids: Sequence[str]) -> I64:
+        parts = [self._doc_slots[d] for d in dict.fromkeys(doc_ids) if d in self._doc_slots]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+    def _exact(self, q: F32, slots: I64, k: int) -> list[VectorHit]:
+        assert self._mat is not None
+        if not len(slots):
+            return []
+        scores = self._mat.data[slots] @ q
+        k = min(k, len(slots))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return self._hits(slots[top], scores[top])
+
+    def _exact_all(self, q: F32, k: int) -> list[VectorHit]:
+        """Scan the whole matrix in place (no gather copy), dead rows masked out."""
+        assert self._mat is not None
+        live = np.flatnonzero(self._alive)
+        if not len(live):
+            return []
+        end = int(live[-1]) + 1
+        scores = self._mat.data[:end] @ q
+        scores[~self._alive[:end]] = -np.inf
+        k = min(k, len(live))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return self._hits(top.astype(np.int64), scores[top])
+
+    def _hits(self, slots: I64, scores: F32) -> list[VectorHit]:
+        assert self._db is not None
+        if not len(slots):
+            return []
+        marks = ",".join("?" * len(slots))
+        rows = self._db.execute(f"SELECT {_COLS} FROM chunks WHERE slot IN ({marks})",
+                                [int(s) for s in slots]).fetchall()
+        by_slot = {r[0]: _row_chunk(r) for r in rows}
+        return [VectorHit(chunk=by_slot[int(s)], score=float(sc))
+                for s, sc in zip(slots, scores, strict=True) if int(s) in by_slot]
+
+    def chunks(self, doc_id: str) -> list[Chunk]:
+        """The document's chunks ordered by page, start offset and write order."""
+        with self._lock:
+            db = self._open()
+            rows = db.execute(f"SELECT {_COLS} FROM chunks WHERE doc_id = ? "
+                              "ORDER BY page, start, seq", (doc_id,)).fetchall()
+            return [_row_chunk(r) for r in rows]
+
+    def doc_ids(self) -> list[str]:
+        """Documents that have at least one chunk, sorted."""
+        with self._lock:
+            self._open()
+            return sorted(self._doc_slots)
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._open()
+            return int(self._alive.sum())
+
+    # ------------------------------------------------------------------ HNSW
+
+    def _ann_file(self) -> Path | None:
+        return self._path / "hnsw.bin" if self._path is not None else None
+
+    def _load_ann(self, db: sqlite3.Connection) -> None:
+        file = self._ann_file()
+        if file is None or not file.exists() or self._meta(db, "ann_ok") != "1":
+            return
+        import hnswlib
+
+        index = hnswlib.Index(space="ip", dim=self._dim)
+        try:
+            index.load_index(str(file), max_elements=max(len(self._alive), 1))
+        except RuntimeError:
+            return
+        self._ann, self._ann_saved, self._ann_disk_ok = index, True, True
+
+    def _save_ann(self) -> None:
+        file = self._ann_file()
+        if file is None or self._db is None or self._ann is None:
+            return
+        self._sync_ann()
+        if not self._ann_saved:
+            self._ann.save_index(str(file))
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('ann_ok', '1')")
+            self._ann_saved = self._ann_disk_ok = True
+
+    def _sync_ann(self) -> None:
+        """Build the HNSW index, or apply the writes and deletes made since."""
+        import hnswlib
+
+        assert self._mat is not None
+        if self._ann is None:
+            index = hnswlib.Index(space="ip", dim=self._dim)
+            index.init_index(max_elements=max(len(self._alive), 1024), M=self._m,
+                             ef_construction=self._efc)
+            live = np.flatnonzero(self._alive)
+            if len(live):
+                index.add_items(self._mat.data[live], live)
+            self._ann, self._ann_pending, self._ann_saved = index, set(), False
+        elif self._ann_pending:
+            self._apply_pending()
+        if not self._ann_saved and self._db is not None:
+            self._mark_ann_stale(self._db)
+
+    def _apply_pending(self) -> None:
+        assert self._mat is not None
+        pending = np.array(sorted(self._ann_pending), dtype=np.int64)
+        if self._ann.get_max_elements() < len(self._alive):
+            self._ann.resize_index(len(self._alive))
+        live = pending[self._alive[pending]]
+        if len(live):
+            self._ann.add_items(self._mat.data[live], live)
+        for slot in pending[~self._alive[pending]]:
+            with contextlib.suppress(RuntimeError):  # never indexed or already deleted
+                self._ann.mark_deleted(int(slot))
+        self._ann_pending, self._ann_saved = set(), False
+
+    def _mark_ann_stale(self, db: sqlite3.Connection) -> None:
+        """Record that ``hnsw.bin`` no longer matches the data (it is rebuilt on reopen)."""
+        if self._ann_disk_ok:
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('ann_ok', '0')")
+            self._ann_disk_ok = False
+
+    def _ann_search(self, q: F32, k: int, slots: I64 | None) -> list[VectorHit]:
+        assert self._mat is not None
+        self._sync_ann()
+        self._ann.set_ef(max(self._ef, k))
+        filt = None
+        if slots is not None:
+            mask = np.zeros(len(self._alive), dtype=bool)
+            mask[slots] = True
+            def filt(label: int) -> bool:
+                return bool(mask[label])
+
+        k = min(k, int(self._alive.sum()) if slots is None else len(slots))
+        try:
+            labels, _ = self._ann.knn_query(q, k=k, num_threads=1, filter=filt)
+        except RuntimeError:  # too few reachable elements: fall back to exact
+            return self._exact_all(q, k) if slots is None else self._exact(q, slots, k)
+        cand = labels[0].astype(np.int64)
+        scores = self._mat.data[cand] @ q
+        order = np.argsort(-scores, kind="stable")
+        return self._hits(cand[order], scores[order])
+
+    # ------------------------------------------------------------------ BM25
+
+    def keyword_search(self, text: str, *, k: int, doc_ids: Sequence[str] | None = None,
+                       ) -> list[VectorHit]:
+        """Top-``k`` chunks by BM25 over :func:`tokenize` tokens; only scores > 0.
+
+        Args:
+            text: The query text; identifiers are matched by their exact string.
+            k: Maximum number of hits.
+            doc_ids: Restrict to these documents (``None``: all; empty: no hits).
+        """
+        with self._lock:
+            self._open()
+            if k <= 0 or (doc_ids is not None and not doc_ids):
+                return []
+            bm25 = self._bm25_index()
+            if bm25 is None:
+                return []
+            ids = bm25.get_tokens_ids(tokenize(text))
+            if not ids:
+                return []
+            scores = np.asarray(bm25.get_scores_from_ids(ids), dtype=np.float32)
+            if doc_ids is not None:
+                keep = np.isin(self._bm25_slots, self._slots_of(doc_ids))
+                scores = np.where(keep, scores, np.float32(0))
+            pos = np.flatnonzero(scores > 0)
+            pos = pos[np.lexsort((pos, -scores[pos]))][:k]
+            return self._hits(self._bm25_slots[pos], scores[pos])
+
+    def _bm25_index(self) -> Any:
+        if self._bm25 is not None:
+            return self._bm25
+        assert self._db is not None
+        rows = self._db.execute("SELECT slot, text FROM chunks ORDER BY slot").fetchall()
+        if not rows:
+            return None
+        import bm25s
+
+        index = bm25s.BM25()
+        index.index([tokenize(r[1]) or [""] for r in rows], show_progress=False)
+        self._bm25 = index
+        self._bm25_slots = np.array([r[0] for r in rows], dtype=np.int64)
+        return index
+
+
+class _Tx:
+    """``BEGIN``/``COMMIT`` (``ROLLBACK`` on error) that maps sqlite errors to StoreError."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if exc is None:
+            self.db.execute("COMMIT")
+            return
+        self.db.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"vector store write failed: {exc}") from exc

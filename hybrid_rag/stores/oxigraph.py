@@ -1,0 +1,359 @@
+"""Embedded graph store on pyoxigraph (RocksDB on disk, or in memory).
+
+One named graph per document. ``replace`` is a single SPARQL update
+(``DROP SILENT GRAPH`` + ``INSERT DATA``), which oxigraph applies in one transaction:
+readers see either the old graph or the new one, never a half-written one, and a
+failed write leaves the old graph in place.
+
+Queries run with the dataset set through the query protocol (``default_graph`` and
+``named_graphs`` = the scoped graphs), which overrides ``FROM``/``FROM NAMED`` in the
+query text, so scope cannot be widened by the query.
+
+Note: oxigraph stores numeric literals by value, so ``"1.50"^^xsd:decimal`` reads back
+as ``"1.5"^^xsd:decimal`` (same value, canonical lexical form). Strings, language
+tags and IRIs round-trip exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from hybrid_rag import _vocab
+from hybrid_rag.ask.sparql import validate_query
+from hybrid_rag.errors import ConfigurationError, InvalidDocIdError, StoreError
+from hybrid_rag.rdf import SparqlResult, Term, Triple
+
+if TYPE_CHECKING:
+    from pyoxigraph import Store
+
+__all__ = ["OxigraphGraphStore"]
+
+_DOC_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+_XSD_STRING = _vocab.XSD + "string"
+_RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+_ENGINE_ERRORS = (OSError, SyntaxError, ValueError, RuntimeError, TypeError)
+_UNION_MIN_GRAPHS = 8  # below this the per-graph dataset is as fast as the union check
+
+
+class OxigraphGraphStore:
+    """A :class:`~hybrid_rag.protocols.GraphStore` backed by pyoxigraph.
+
+    Args:
+        path: Directory of the on-disk store (created if missing); ``None`` keeps the
+            data in memory for the life of the object.
+        graph_base: Prefix of the document graph IRIs; ``graph_iri(doc_id)`` is
+            ``graph_base + doc_id``.
+
+    The store opens lazily on first use and is safe to use from several threads.
+
+    Example:
+        >>> from hybrid_rag.rdf import iri, literal
+        >>> with OxigraphGraphStore() as store:
+        ...     store.replace("a", [(iri("urn:x"), iri("urn:p"), literal("v"))])
+        ...     store.query("SELECT ?o WHERE { ?s ?p ?o }", scope=["a"]).rows[0]["o"].value
+        1
+        'v'
+    """
+
+    def __init__(self, path: str | Path | None = None, *, graph_base: str = _vocab.DOC_GRAPH):
+        if not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:\S*$", graph_base):
+            raise ConfigurationError(f"graph_base must be an absolute IRI, got {graph_base!r}")
+        self._path = None if path is None else Path(path).expanduser()
+        self._graph_base = graph_base
+        self._lock = threading.Lock()
+        self._gen_lock = threading.Lock()
+        self._generation = 0  # bumped after every write; see _query_union
+        self._writing = 0
+        self._store: Store | None = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        where = "memory" if self._path is None else str(self._path)
+        return f"OxigraphGraphStore({where!r}, graph_base={self._graph_base!r})"
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def _db(self) -> Store:
+        store = self._store
+        if store is not None:
+            return store
+        with self._lock:
+            if self._closed:
+                raise StoreError("OxigraphGraphStore is closed")
+            if self._store is None:
+                self._store = self._open()
+            return self._store
+
+    def _open(self) -> Store:
+        from pyoxigraph import Store
+
+        try:
+            return Store(None if self._path is None else str(self._path))
+        except OSError as exc:
+            raise StoreError(f"cannot open oxigraph store at {self._path}: {exc}") from exc
+
+    def close(self) -> None:
+        """Flush and release the store; idempotent. Later calls raise StoreError."""
+        with self._lock:
+            store, self._store, self._closed = self._store, None, True
+        if store is not None and self._path is not None:
+            try:
+                store.flush()
+            except OSError as exc:
+                raise StoreError(f"cannot flush oxigraph store: {exc}") from exc
+
+    def __enter__(self) -> OxigraphGraphStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- protocol ----------------------------------------------------------------------
+
+    def graph_iri(self, doc_id: str) -> str:
+        """The named graph IRI of a document (``graph_base + doc_id``).
+
+        Raises:
+            InvalidDocIdError: ``doc_id`` does not match ``[A-Za-z0-9_.-]{1,128}``.
+        """
+        if not isinstance(doc_id, str) or not _DOC_ID.fullmatch(doc_id):
+            raise InvalidDocIdError(f"invalid doc id {doc_id!r}: expected [A-Za-z0-9_.-]{{1,128}}")
+        return self._graph_base + doc_id
+
+    def replace(self, doc_id: str, triples: Sequence[Triple]) -> int:
+        """Make the document's graph hold exactly ``triples``, atomically.
+
+        Returns:
+            The number of distinct triples now in the graph. An empty ``triples``
+            removes the graph.
+
+        Raises:
+            InvalidDocIdError: Bad ``doc_id``.
+            StoreError: A triple is malformed (literal subject, non-IRI predicate,
+                invalid IRI) or the engine failed; the graph is left unchanged.
+        """
+        graph = self.graph_iri(doc_id)
+        body = " .\n".join(_triple_n3(t) for t in triples)
+        update = f"DROP SILENT GRAPH <{graph}> ;\nINSERT DATA {{ GRAPH <{graph}> {{\n{body}\n}} }}"
+        db = self._db()
+        try:
+            with self._write():
+                db.update(update)
+        except _ENGINE_ERRORS as exc:
+            raise StoreError(f"cannot write graph of {doc_id!r}: {exc}") from exc
+        return self.count(doc_id)
+
+    def delete(self, doc_id: str) -> bool:
+        """Drop the document's graph; ``False`` when it had none."""
+        node = self._node(doc_id)
+        db = self._db()
+        try:
+            if not db.contains_named_graph(node):
+                return False
+            with self._write():
+                db.remove_graph(node)
+        except OSError as exc:
+            raise StoreError(f"cannot delete graph of {doc_id!r}: {exc}") from exc
+        return True
+
+    def query(self, sparql: str, *, scope: Sequence[str]) -> SparqlResult:
+        """Run a read-only SELECT/ASK over exactly the graphs of ``scope``.
+
+        Raises:
+            SparqlValidationError: The query is not a read-only SELECT/ASK, uses
+                SERVICE, names a graph outside the scope, or does not parse.
+            InvalidDocIdError: A scope entry is not a valid doc id.
+            StoreError: The engine failed; the message carries its text.
+        """
+        if isinstance(scope, str):
+            raise TypeError("scope must be a sequence of doc ids, not a string")
+        graphs = [self.graph_iri(d) for d in dict.fromkeys(scope)]
+        validate_query(sparql, allowed_graphs=graphs)
+        if not graphs:
+            return SparqlResult()
+        db = self._db()
+        if len(graphs) >= _UNION_MIN_GRAPHS:
+            result = self._query_union(db, sparql, graphs)
+            if result is not None:
+                return result
+        return _execute(db, sparql, graphs)
+
+    def _query_union(self, db: Store, sparql: str, graphs: Sequence[str]) -> SparqlResult | None:
+        """Fast path when the scope covers every graph of the store, else ``None``.
+
+        oxigraph evaluates a default graph given as a list of N graphs with N lookups
+        per pattern (cost ~ N^2 for a query over N documents); the union default graph
+        is one lookup. It is only equivalent when no graph outside the scope exists, so
+        the check is repeated if a write ran meanwhile (seqlock on ``_generation``).
+        """
+        for attempt in range(20):
+            with self._gen_lock:
+                generation, writing = self._generation, self._writing
+            if writing:  # a write in flight may add a graph: wait for it
+                time.sleep(0.002 * (attempt + 1))
+                continue
+            if not _covers_store(db, graphs):
+                return None
+            result = _execute(db, sparql, graphs, union=True)
+            with self._gen_lock:
+                if self._generation == generation and not self._writing:
+                    return result
+        return None
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        with self._gen_lock:
+            self._writing += 1
+        try:
+            yield
+        finally:
+            with self._gen_lock:
+                self._writing -= 1
+                self._generation += 1
+
+    def doc_ids(self) -> list[str]:
+        """Sorted ids of the documents that have a named graph under ``graph_base``."""
+        base = self._graph_base
+        try:
+            names = [g.value for g in self._db().named_graphs() if hasattr(g, "value")]
+        except OSError as exc:
+            raise StoreError(f"cannot list graphs: {exc}") from exc
+        ids = (n[len(base) :] for n in names if n.startswith(base))
+        return sorted(i for i in ids if _DOC_ID.fullmatch(i))
+
+    # -- extras ------------------------------------------------------------------------
+
+    def count(self, doc_id: str) -> int:
+        """Number of triples in the document's graph (0 when absent)."""
+        node = self._node(doc_id)
+        try:
+            return sum(1 for _ in self._db().quads_for_pattern(None, None, None, node))
+        except OSError as exc:
+            raise StoreError(f"cannot count graph of {doc_id!r}: {exc}") from exc
+
+    def dump(self, doc_id: str) -> list[Triple]:
+        """The triples of the document's graph, sorted by their N-Triples form."""
+        node = self._node(doc_id)
+        try:
+            quads = list(self._db().quads_for_pattern(None, None, None, node))
+        except OSError as exc:
+            raise StoreError(f"cannot read graph of {doc_id!r}: {exc}") from exc
+        triples = [(_term(q.subject), _term(q.predicate), _term(q.object)) for q in quads]
+        return sorted(triples, key=lambda t: tuple(x.n3() for x in t))
+
+    def _node(self, doc_id: str) -> Any:
+        from pyoxigraph import NamedNode
+
+        return NamedNode(self.graph_iri(doc_id))
+
+
+# -- conversion -------------------------------------------------------------------------
+
+
+def _covers_store(db: Store, graphs: Sequence[str]) -> bool:
+    """Whether ``graphs`` include every named graph and the default graph is empty."""
+    from pyoxigraph import DefaultGraph
+
+    scoped = set(graphs)
+    if any(getattr(g, "value", None) not in scoped for g in db.named_graphs()):
+        return False
+    return next(iter(db.quads_for_pattern(None, None, None, DefaultGraph())), None) is None
+
+
+def _execute(db: Store, sparql: str, graphs: Sequence[str], *, union: bool = False) -> SparqlResult:
+    """Run a validated query with the dataset pinned to ``graphs``.
+
+    pyoxigraph result iterators must be freed on the thread that made them, so the
+    result object is never bound to a local of a frame that a traceback (rdflib's
+    parser keeps some) could keep alive; the engine error is re-raised outside the
+    ``except`` block for the same reason.
+    """
+    from pyoxigraph import BlankNode, DefaultGraph, NamedNode
+
+    # union: the caller checked that ``graphs`` are all the store's graphs, so the
+    # store's own named graphs are the same set (and cheaper than an explicit list)
+    named: list[NamedNode | BlankNode] | None = None if union else [NamedNode(g) for g in graphs]
+    default: list[NamedNode | BlankNode | DefaultGraph] | None = None if union else list(named or ())
+    try:
+        return _convert_result(
+            db.query(
+                sparql, default_graph=default, named_graphs=named, use_default_graph_as_union=union
+            )
+        )
+    except _ENGINE_ERRORS as exc:
+        message = str(exc)
+    raise StoreError(f"SPARQL engine error: {message}")
+
+
+def _triple_n3(triple: Triple) -> str:
+    """One triple in SPARQL INSERT DATA syntax, checked for RDF well-formedness."""
+    try:
+        s, p, o = triple
+    except (TypeError, ValueError):
+        raise StoreError(f"not a (subject, predicate, object) triple: {triple!r}") from None
+    if not all(isinstance(t, Term) for t in (s, p, o)):
+        raise StoreError(f"triple terms must be hybrid_rag.rdf.Term: {triple!r}")
+    if s.kind == "literal":
+        raise StoreError(f"literal subject in triple {triple!r}")
+    if p.kind != "iri":
+        raise StoreError(f"predicate must be an IRI in triple {triple!r}")
+    return f"{_term_n3(s)} {_term_n3(p)} {_term_n3(o)}"
+
+
+def _term_n3(term: Term) -> str:
+    if term.kind == "bnode":  # stable, collision-free label for any value
+        return "_:b" + hashlib.blake2b(term.value.encode(), digest_size=12).hexdigest()
+    if term.kind == "literal" and term.datatype == _XSD_STRING and not term.lang:
+        return Term(term.value).n3()
+    return term.n3()
+
+
+def _term(node: Any) -> Term:
+    """A pyoxigraph term as a store-neutral :class:`Term`."""
+    from pyoxigraph import BlankNode, Literal, NamedNode
+
+    if isinstance(node, NamedNode):
+        return Term(node.value, "iri")
+    if isinstance(node, BlankNode):
+        return Term(node.value, "bnode")
+    if isinstance(node, Literal):
+        if node.language:
+            return Term(node.value, "literal", lang=node.language)
+        datatype = node.datatype.value
+        return Term(node.value, "literal", None if datatype == _XSD_STRING else datatype)
+    return Term(str(node), "literal")  # RDF-star quoted triple: keep its text
+
+
+def _convert_result(result: Any) -> SparqlResult:
+    from pyoxigraph import QueryBoolean, QuerySolutions
+
+    if isinstance(result, QueryBoolean):
+        return SparqlResult(boolean=bool(result))
+    if not isinstance(result, QuerySolutions):
+        raise StoreError("only SELECT and ASK results are supported")
+    variables = result.variables
+    names = tuple(v.value for v in variables)
+    rows = tuple(_row(solution, variables, names) for solution in result)
+    return SparqlResult(variables=names, rows=rows)
+
+
+def _row(solution: Any, variables: Iterable[Any], names: Sequence[str]) -> dict[str, Term]:
+    out: dict[str, Term] = {}
+    for var, name in zip(variables, names, strict=True):
+        value = solution[var]
+        if value is not None:
+            out[name] = _term(value)
+    return out

@@ -1,0 +1,277 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hybrid_rag.ingest.extract import ExtractedFact, Extraction, extract_offline, parse_quantity
+from hybrid_rag.models import Chunk, Page
+from hybrid_rag.ontology import load_ontology
+from hybrid_rag.protocols import Ontology
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "sds"
+
+LABALLEY_P1 = """Laballey.com Page 1 of 11
+www.laballey.com
+512-668-9918
+Acetone, HPLC Grade
+SAFETY DATA SHEET
+SECTION 1: Identification of the substance/mixture and of the company/undertaking
+1.1 Product identifiers
+Product name Acetone
+CAS number 67-64-1
+Synonyms Dimethyl ketone; 2-Propanone; Methyl ketone
+1.2 Relevant identified uses of the substance or mixture and uses advised against
+Identified uses Laboratory chemicals.
+1.4 Emergency telephone
+Emergency Phone # US & Canada: 1-800-535-5053 INFOTRAC
+SECTION 2: Hazards identification
+2.1 Classification of the substance or mixture
+GHS Classification in accordance with 29 CFR 1910 (OSHA HCS)
+Serious Eye Damage/Eye Irritation Category 2A
+Flammable Liquids Category 2
+Specific Target Organ Toxicity - repeated exposure Category 2
+       Target Organ(s) - Kidney, Liver
+"""
+LABALLEY_P2 = """Laballey.com Page 2 of 11
+Signal Word
+Danger
+SECTION 5: Firefighting measures
+Flash Point -20 °C / -4 °F (Closed cup)
+Autoignition Temperature No information available.
+SECTION 8: Exposure controls/personal protection
+US. OSHA Table Z-1 Limits for Air Contaminants (29 CFR 1910.1000)
+Component Type Value
+Acetone
+(Vacated) TWA 750 ppm 1800 mg/m3
+TWA 1000 ppm 2400 mg/m3
+US. ACGIH Threshold Limit Values
+STEL 500 ppm
+SECTION 9: Physical and chemical properties
+Odor Sweet, Alcohol-like
+Odor Threshold No information available
+pH 11-13
+Boiling Point/Range 170.6 °F (77 °C)
+Melting Point/Range 109.6°F
+Molecular Formula C3H6O
+Autoignition Temp 465 °C (869°F)
+SECTION 14: Transport information
+UN-no UN1090
+Hazard Class 3
+Packing Group II
+"""
+# libman sheets: split words, "LABEL :" separators, trailing spaces
+LIBMAN_P1 = "  \n".join(
+    [
+        "SAFETY DATA SHEET",
+        "The Libman C ompany                LIBMAN TOILET BOWL CLEANER ITEM # 2070",
+        "SECTION 1 . PRODUCT IDENTIFICATION",
+        "1.1 TRADE NAME (AS LABELED) :       Libman Toilet Bowl Cleaner  I tem #2 070",
+        "SYNONYMS :   N/A",
+        "1.4 EMERGENCY PHONE NUMBERS :      1 - 877 - 818 - 3380",
+        "SECTION 2. HAZARD IDENTIFICATION",
+        "Signal Word:  Danger",
+        "Serious Eye  Irritation  Cat egory 2 A",
+        "H31 6 : Causes mild skin  irritation",
+        " pH:  8 - 9.5",
+        " AUTO - IGNITION TEMPERATURE: Not A vailable",
+        " RE LATIVE DENSITY: Not Available",
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def onto() -> Ontology:
+    return load_ontology("msds")
+
+
+def _pages(*texts: str) -> list[Page]:
+    return [Page(number=i + 1, text=t) for i, t in enumerate(texts)]
+
+
+def _one(ex: Extraction, prop: str) -> ExtractedFact:
+    found = [f for f in ex.facts if f.prop == prop]
+    assert found, f"no {prop} in {[f.prop for f in ex.facts]}"
+    return found[0]
+
+
+@pytest.fixture(scope="module")
+def laballey(onto: Ontology) -> Extraction:
+    return extract_offline(_pages(LABALLEY_P1, LABALLEY_P2), ontology=onto)
+
+
+def test_every_quote_is_verbatim(laballey: Extraction) -> None:
+    texts = {1: LABALLEY_P1, 2: LABALLEY_P2}
+    assert laballey.facts
+    for f in laballey.facts:
+        assert f.quote in texts[f.page], f
+
+
+def test_product_name_and_aliases(laballey: Extraction) -> None:
+    assert laballey.product == "Acetone, HPLC Grade"
+    assert "Acetone" in laballey.aliases and "2-Propanone" in laballey.aliases
+    assert laballey.warnings == ()
+
+
+def test_temperatures_are_typed_in_celsius(laballey: Extraction) -> None:
+    fp = _one(laballey, "flashPoint")
+    assert fp.value == "-20 °C / -4 °F (Closed cup)"
+    assert fp.quote == "Flash Point -20 °C / -4 °F (Closed cup)"
+    assert (fp.number, fp.unit, fp.page) == (-20.0, "°C", 2)
+    assert _one(laballey, "boilingPoint").number == 77.0
+    assert _one(laballey, "meltingPoint").number == pytest.approx(43.11, abs=0.01)
+
+
+def test_stated_value_beats_unavailable(laballey: Extraction) -> None:
+    ai = [f for f in laballey.facts if f.prop == "autoignitionTemperature"]
+    assert [(f.status, f.number) for f in ai] == [("stated", 465.0)]
+    ot = _one(laballey, "odorThreshold")
+    assert ot.status == "unavailable" and ot.value == "No information available"
+
+
+def test_identifiers_and_text(laballey: Extraction) -> None:
+    assert _one(laballey, "unNumber").value == "UN1090"
+    assert _one(laballey, "hazardClass").value == "3"
+    assert _one(laballey, "packingGroup").value == "II"
+    assert _one(laballey, "casNumber").value == "67-64-1"
+    assert _one(laballey, "odor").value == "Sweet, Alcohol-like"
+    assert _one(laballey, "molecularFormula").value == "C3H6O"
+    assert "1-800-535-5053" in _one(laballey, "emergencyPhone").value
+    ph = _one(laballey, "pH")
+    assert (ph.value, ph.number) == ("11-13", 11.0)  # range: lower bound
+
+
+def test_value_on_next_line(laballey: Extraction) -> None:
+    sw = _one(laballey, "signalWord")
+    assert sw.value == "Danger" and sw.quote == "Signal Word\nDanger"
+
+
+def test_numbered_subsection_titles_are_not_values(laballey: Extraction) -> None:
+    uses = [f.value for f in laballey.facts if f.prop == "recommendedUse"]
+    assert uses == ["Laboratory chemicals."]
+
+
+def test_classifications_and_organs(laballey: Extraction) -> None:
+    labels = [f.object_label for f in laballey.facts if f.prop == "hasClassification"]
+    assert "Flammable Liquids Category 2" in labels
+    assert "Serious Eye Damage/Eye Irritation Category 2A" in labels
+    assert all(
+        f.object_class == "HazardClassification"
+        for f in laballey.facts
+        if f.prop == "hasClassification"
+    )
+    organs = {f.object_label for f in laballey.facts if f.prop == "hasTargetOrgan"}
+    assert organs == {"Kidney", "Liver"}
+
+
+def test_exposure_limits_by_agency(laballey: Extraction) -> None:
+    osha = _one(laballey, "oshaPelTwa")
+    assert (osha.number, osha.unit) == (1000.0, "ppm")  # vacated limit skipped
+    assert _one(laballey, "acgihTlvStel").number == 500.0
+
+
+def test_libman_split_words(onto: Ontology) -> None:
+    ex = extract_offline(_pages(LIBMAN_P1), ontology=onto)
+    assert ex.product == "Libman Toilet Bowl Cleaner"
+    assert _one(ex, "signalWord").value == "Danger"
+    assert _one(ex, "emergencyPhone").value == "1 - 877 - 818 - 3380"
+    assert _one(ex, "autoignitionTemperature").status == "unavailable"
+    assert _one(ex, "relativeDensity").status == "unavailable"
+    assert _one(ex, "synonym").status == "unavailable"
+    assert _one(ex, "pH").number == 8.0
+    cls = _one(ex, "hasClassification")
+    assert cls.object_label == "Serious Eye Irritation Category 2A"
+    h = _one(ex, "hasHazardStatement")
+    assert h.object_label is not None and h.object_label.startswith("H316")
+    for f in ex.facts:
+        assert f.quote in LIBMAN_P1
+
+
+def test_chunk_ids_cover_quotes(onto: Ontology) -> None:
+    text = LABALLEY_P2
+    cut = text.index("SECTION 9")
+    chunks = [
+        Chunk(chunk_id="c1", doc_id="d", page=1, start=0, end=cut, text=text[:cut]),
+        Chunk(chunk_id="c2", doc_id="d", page=1, start=cut, end=len(text), text=text[cut:]),
+    ]
+    ex = extract_offline(_pages(text), ontology=onto, chunks=chunks)
+    assert _one(ex, "flashPoint").chunk_id == "c1"
+    assert _one(ex, "unNumber").chunk_id == "c2"
+
+
+def test_fallback_name_from_source(onto: Ontology) -> None:
+    ex = extract_offline(
+        _pages("nothing useful here"),
+        ontology=onto,
+        source_name="laballey/sodium-chloride-10-solution-6732361021b8a.pdf",
+    )
+    assert ex.product == "Sodium Chloride 10 Solution"
+    assert any("no product name" in w for w in ex.warnings)
+    assert extract_offline([], ontology=onto).product == "Unknown product"
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "unit", "expected"),
+    [
+        ("463°C (867°F)", "temperature", "°C", (463.0, "°C")),
+        ("109.6°F (43.1°C)", "temperature", "°C", (43.1, "°C")),
+        (">= 100 °C", "temperature", "°C", (100.0, "°C")),
+        ("2 - 8 °C", "temperature", "°C", (2.0, "°C")),
+        ("212 °F", "temperature", "°C", (100.0, "°C")),
+        ("> 13", "range", None, (13.0, None)),
+        ("245.3 hPa (184.0 mmHg) at 20.0 °C", "number", "mmHg", (184.0, "mmHg")),
+        ("5 ppm 9 mg/m3", "number", "ppm", (5.0, "ppm")),
+        ("Soluble", "text", None, (None, None)),
+    ],
+)
+def test_parse_quantity(
+    value: str, kind: str, unit: str | None, expected: tuple[float | None, str | None]
+) -> None:
+    assert parse_quantity(value, kind=kind, unit=unit) == expected
+
+
+# ---------------------------------------------------------------- real corpus
+
+CORPUS_DOCS = {
+    "laballey/acetone-hplc-grade-6732361021b8a.pdf": {
+        "flashPoint": "-20 °C / -4 °F (Closed cup)",
+        "unNumber": "UN1090",
+        "signalWord": "Danger",
+    },
+    "laballey/hydrofluoric-acid-49-solution-electroniccleanroom-grade-673b6a82d80db.pdf": {
+        "unNumber": "UN1790",
+    },
+    "laballey/acetic-acid-glacial-99-lab-grade-673759a3b2c08.pdf": {
+        "autoignitionTemperature": "463°C (867°F)",
+    },
+    "libman/aire_master_libman_toilet_bowl_cleaner_ghs_sds_09_01_2023.pdf": {
+        "signalWord": "Danger",
+    },
+}
+
+
+def _load_pdf(path: Path) -> list[Page]:
+    import pypdf
+
+    reader = pypdf.PdfReader(str(path))
+    return [Page(number=i + 1, text=p.extract_text() or "") for i, p in enumerate(reader.pages)]
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"SDS corpus not present at {CORPUS}")
+def test_real_corpus_sample(onto: Ontology) -> None:
+    sample = sorted(CORPUS.glob("laballey/*.pdf"))[:4] + sorted(CORPUS.glob("libman/*.pdf"))[:3]
+    paths = {CORPUS / rel for rel in CORPUS_DOCS} | set(sample)
+    assert len(paths) >= 10
+    for path in sorted(paths):
+        pages = _load_pdf(path)
+        ex = extract_offline(pages, ontology=onto, source_name=path.name)
+        texts = {p.number: p.text for p in pages}
+        for f in ex.facts:
+            assert f.quote in texts[f.page], (path.name, f)
+        rel = path.relative_to(CORPUS).as_posix()
+        for prop, want in CORPUS_DOCS.get(rel, {}).items():
+            assert want in [f.value for f in ex.facts if f.prop == prop], (rel, prop)
+        if rel.startswith("laballey/acetone-hplc"):
+            fp = _one(ex, "flashPoint")
+            assert fp.number == -20.0 and fp.page == 4
+            assert ex.product == "Acetone, HPLC Grade"

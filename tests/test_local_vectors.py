@@ -1,0 +1,179 @@
+"""LocalVectorStore: the shared contract (in memory and on disk), persistence, HNSW path."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hybrid_rag.errors import ConfigurationError, StoreError
+from hybrid_rag.protocols import VectorStore
+from hybrid_rag.stores.local_vectors import LocalVectorStore, tokenize
+from hybrid_rag.testing._vector_contract import VectorStoreContract, make_chunks, unit_vectors
+
+
+class TestInMemory(VectorStoreContract):
+    @pytest.fixture
+    def vector_store(self, dim: int) -> Iterator[LocalVectorStore]:
+        with LocalVectorStore(dim=dim) as store:
+            yield store
+
+
+class TestOnDisk(VectorStoreContract):
+    @pytest.fixture
+    def vector_store(self, dim: int, tmp_path: Path) -> Iterator[LocalVectorStore]:
+        with LocalVectorStore(tmp_path / "vec", dim=dim) as store:
+            yield store
+
+
+class TestForcedAnn(VectorStoreContract):
+    """The contract holds when every unrestricted search goes through HNSW."""
+
+    @pytest.fixture
+    def vector_store(self, dim: int, tmp_path: Path) -> Iterator[LocalVectorStore]:
+        with LocalVectorStore(tmp_path / "vec", dim=dim, ann_threshold=0) as store:
+            yield store
+
+
+def test_is_a_vector_store() -> None:
+    assert isinstance(LocalVectorStore(dim=4), VectorStore)
+
+
+def test_constructor_does_no_io(tmp_path: Path) -> None:
+    LocalVectorStore(tmp_path / "never")
+    assert not (tmp_path / "never").exists()
+    with pytest.raises(ConfigurationError):
+        LocalVectorStore(dim=0)
+
+
+def test_tokenize_keeps_identifiers() -> None:
+    toks = tokenize("CAS 67-64-1, UN 1090 and H225; UN1090.")
+    for t in ("67-64-1", "67", "64", "1", "un1090", "un", "1090", "h225", "cas"):
+        assert t in toks
+    assert "and" not in toks
+    assert tokenize("") == []
+
+
+def test_reopen_sees_same_data(tmp_path: Path) -> None:
+    vecs = unit_vectors(30, 8, seed=1)
+    with LocalVectorStore(tmp_path, dim=8) as store:
+        store.replace("A", make_chunks("A", [f"alpha {i}" for i in range(20)]), vecs[:20])
+        store.replace("B", make_chunks("B", [f"beta UN1090 {i}" for i in range(10)]), vecs[20:])
+        store.delete("A")
+        store.replace("A", make_chunks("A", ["gamma H225"]), vecs[:1])
+    with LocalVectorStore(tmp_path) as again:
+        assert again.doc_ids() == ["A", "B"]
+        assert len(again) == 11
+        assert again.search(vecs[25], k=1)[0].chunk.chunk_id == "B:5"
+        assert again.search(vecs[0], k=1, doc_ids=["A"])[0].chunk.text == "gamma H225"
+        assert again.keyword_search("H225", k=5)[0].chunk.doc_id == "A"
+        with pytest.raises(StoreError):
+            again.replace("C", make_chunks("C", ["x"]), unit_vectors(1, 5))
+    with pytest.raises(StoreError):
+        LocalVectorStore(tmp_path, dim=16).chunks("A")
+
+
+def test_closed_store_raises_and_close_is_idempotent() -> None:
+    store = LocalVectorStore(dim=4)
+    store.replace("A", make_chunks("A", ["x"]), unit_vectors(1, 4))
+    store.close()
+    store.close()
+    with pytest.raises(StoreError):
+        store.search(unit_vectors(1, 4)[0], k=1)
+
+
+def test_bad_writes_raise_store_error() -> None:
+    with LocalVectorStore(dim=4) as store:
+        with pytest.raises(StoreError):  # chunk of another document
+            store.replace("A", make_chunks("B", ["x"]), unit_vectors(1, 4))
+        with pytest.raises(StoreError):  # NaN
+            store.replace("A", make_chunks("A", ["x"]), np.full((1, 4), np.nan, np.float32))
+        with pytest.raises(StoreError):  # duplicate chunk ids
+            chunk = make_chunks("A", ["x"])[0]
+            store.replace("A", [chunk, chunk], unit_vectors(2, 4))
+        assert store.doc_ids() == []
+        assert store.replace("A", [], np.zeros((0, 4), np.float32)) == 0
+        assert store.doc_ids() == []
+
+
+def _recall(store: LocalVectorStore, data: np.ndarray, queries: np.ndarray,
+            doc_of: list[str]) -> float:
+    hits = 0
+    for q in queries:
+        truth = set(np.argsort(-(data @ q))[:10].tolist())
+        got = {int(h.chunk.chunk_id.split(":")[1]) for h in store.search(q, k=10)}
+        hits += len(got & truth)
+    return hits / (10 * len(queries))
+
+
+def _clustered(n: int, dim: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centers = rng.standard_normal((40, dim))
+    x = centers[rng.integers(0, 40, n)] + 0.8 * rng.standard_normal((n, dim))
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_ann_path_keeps_recall_and_honours_deletes(tmp_path: Path) -> None:
+    dim, n = 32, 4000
+    data = _clustered(n, dim)
+    rng = np.random.default_rng(5)
+    queries = data[rng.choice(n, 50, replace=False)] + 0.05 * rng.standard_normal((50, dim))
+    queries = (queries / np.linalg.norm(queries, axis=1, keepdims=True)).astype(np.float32)
+    # one "document" per 100 rows; chunk id suffix = global row number
+    with LocalVectorStore(tmp_path, dim=dim, ann_threshold=100) as store:
+        for d in range(n // 100):
+            rows = range(d * 100, (d + 1) * 100)
+            chunks = [c.model_copy(update={"chunk_id": f"D{d}:{r}"})
+                      for c, r in zip(make_chunks(f"D{d}", [f"t{r}" for r in rows]), rows,
+                                      strict=True)]
+            store.replace(f"D{d}", chunks, data[d * 100:(d + 1) * 100])
+        assert _recall(store, data, queries, []) >= 0.95
+        assert store._ann is not None  # the HNSW path was used
+        # delete half of the documents: they vanish at once, recall over the rest holds
+        for d in range(0, n // 100, 2):
+            store.delete(f"D{d}")
+        alive = np.zeros(n, dtype=bool)
+        for d in range(1, n // 100, 2):
+            alive[d * 100:(d + 1) * 100] = True
+        masked = np.where(alive[:, None], data, 0).astype(np.float32)
+        for q in queries[:10]:
+            assert all(int(h.chunk.doc_id[1:]) % 2 == 1 for h in store.search(q, k=10))
+        assert _recall(store, masked, queries, []) >= 0.95
+        # re-add a document: its rows reuse freed slots and are found by HNSW
+        store.replace("D0", make_chunks("D0", ["back"]), data[:1])
+        assert store.search(data[0], k=1)[0].chunk.chunk_id == "D0:0"
+    assert (tmp_path / "hnsw.bin").exists()
+    with LocalVectorStore(tmp_path, ann_threshold=100) as again:
+        assert again.search(data[0], k=1)[0].chunk.chunk_id == "D0:0"
+        assert again._ann is not None  # loaded from disk, not rebuilt
+        assert _recall(again, np.where(alive[:, None], data, 0), queries, []) >= 0.9
+
+
+def test_filtered_search_is_exact_and_fast() -> None:
+    dim = 64
+    data = _clustered(20_000, dim, seed=3)
+    with LocalVectorStore(dim=dim, ann_threshold=1000) as store:
+        for d in range(20):
+            store.replace(f"D{d}", make_chunks(f"D{d}", ["x"] * 1000),
+                          data[d * 1000:(d + 1) * 1000])
+        q = data[5500]
+        t0 = time.perf_counter()
+        hits = store.search(q, k=10, doc_ids=["D5"])
+        elapsed = time.perf_counter() - t0
+        truth = np.argsort(-(data[5000:6000] @ q))[:10]
+        assert [h.chunk.chunk_id for h in hits] == [f"D5:{i}" for i in truth]
+        assert elapsed < 0.05
+
+
+def test_bm25_rebuild_is_lazy() -> None:
+    with LocalVectorStore(dim=4) as store:
+        store.replace("A", make_chunks("A", ["UN1090 acetone"]), unit_vectors(1, 4))
+        assert store.keyword_search("acetone", k=1)
+        built = store._bm25
+        assert store.keyword_search("UN1090", k=1) and store._bm25 is built
+        store.replace("B", make_chunks("B", ["acetone again"]), unit_vectors(1, 4))
+        assert store._bm25 is None
+        assert len(store.keyword_search("acetone", k=5)) == 2

@@ -1,0 +1,190 @@
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from hybrid_rag.errors import OntologyError
+from hybrid_rag.ontology import TurtleOntology, load_ontology, slugify
+from hybrid_rag.protocols import Ontology
+from hybrid_rag.rdf import iri, literal
+
+MSDS = "http://hybrid-rag.org/msds#"
+SAFE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+@pytest.fixture(scope="module")
+def onto() -> TurtleOntology:
+    o = load_ontology("msds")
+    assert isinstance(o, TurtleOntology)
+    return o
+
+
+def test_bundled_ontology_loads_and_satisfies_protocol(onto: TurtleOntology) -> None:
+    assert isinstance(onto, Ontology)
+    assert onto.namespace == MSDS
+    names = {p.name for p in onto.properties()}
+    for required in (
+        "causes",
+        "affects",
+        "requires",
+        "hasHazard",
+        "hasEffect",
+        "hasPrecaution",
+        "hasProperty",
+        "hasCode",
+        "containedIn",
+        "hasClassification",
+        "flashPoint",
+        "unNumber",
+        "signalWord",
+        "pH",
+        "casNumber",
+        "oshaPelTwa",
+        "acgihTlvStel",
+    ):
+        assert required in names
+    objects = [p for p in onto.properties() if p.kind == "object"]
+    assert len(objects) >= 13
+    classes = {c.name for c in onto.classes()}
+    assert {"Product", "Chemical", "Hazard", "HazardClassification", "PPE", "Organ"} <= classes
+    for term in [*onto.properties(), *onto.classes()]:
+        assert SAFE.fullmatch(term.name), term.name
+
+
+def test_property_lookup_and_units(onto: TurtleOntology) -> None:
+    fp = onto.property("flashPoint")
+    assert fp is onto.property(MSDS + "flashPoint") is onto.property("msds:flashPoint")
+    assert fp.unit == "°C" and fp.kind == "datatype"
+    assert "Flashpoint" in fp.alt_labels
+    assert "UN-no" in onto.property("unNumber").alt_labels
+    assert "CAUSES" in onto.property("causes").alt_labels
+    with pytest.raises(OntologyError, match="unknown property"):
+        onto.property("noSuchThing")
+
+
+def test_load_ontology_passthrough_and_errors(onto: TurtleOntology, tmp_path: Path) -> None:
+    assert load_ontology(onto) is onto
+    with pytest.raises(OntologyError, match="not found"):
+        load_ontology(tmp_path / "missing.ttl")
+    bad = tmp_path / "bad.ttl"
+    bad.write_text("@prefix ex: <http://x/> . ex:a ex:b", encoding="utf-8")
+    with pytest.raises(OntologyError, match="invalid Turtle"):
+        load_ontology(bad)
+    empty = tmp_path / "empty.ttl"
+    empty.write_text(
+        "@prefix owl: <http://www.w3.org/2002/07/owl#> . <http://x/A> a owl:Class .",
+        encoding="utf-8",
+    )
+    with pytest.raises(OntologyError, match="no properties"):
+        load_ontology(str(empty))
+    with pytest.raises(OntologyError, match="no bundled ontology"):
+        load_ontology("nosuchbundle")
+
+
+def test_user_ontology_from_file(tmp_path: Path) -> None:
+    ttl = tmp_path / "mine.ttl"
+    ttl.write_text(
+        """@prefix ex: <http://example.org/o#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+ex:Thing a owl:Class ; rdfs:label "Thing" .
+ex:weight a owl:DatatypeProperty ; rdfs:label "Weight" ; skos:altLabel "Mass" .
+""",
+        encoding="utf-8",
+    )
+    o = load_ontology(ttl)
+    assert o.namespace == "http://example.org/o#"
+    assert o.property("weight").alt_labels == ("Mass",)
+
+
+@pytest.mark.parametrize(
+    ("label", "expected"),
+    [
+        ("Acetone, HPLC Grade", "Acetone-HPLC-Grade"),
+        ("Methanol ≥99.8% Réagent", "Methanol-99-8-Reagent"),
+        ("1,4-Dioxane", "n1-4-Dioxane"),
+        ("  --x--  ", "x"),
+    ],
+)
+def test_slugify(label: str, expected: str) -> None:
+    assert slugify(label) == expected
+
+
+def test_mint_iri_safe_unique_and_rejects_empty(onto: TurtleOntology) -> None:
+    base = "http://hybrid-rag.org/id/"
+    long_a = "Sodium " * 40 + "A"
+    long_b = "Sodium " * 40 + "B"
+    a, b = onto.mint_iri(long_a, base=base), onto.mint_iri(long_b, base=base)
+    assert a != b and len(a) - len(base) <= 80
+    for value in (a, b, onto.mint_iri("2-Propanone", base=base)):
+        assert SAFE.fullmatch(value[len(base) :])
+    with pytest.raises(OntologyError):
+        onto.mint_iri("°°°", base=base)
+
+
+def test_validate_reports_unknown_terms(onto: TurtleOntology) -> None:
+    s = iri("http://hybrid-rag.org/id/acetone")
+    good = [
+        (s, iri("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"), iri(MSDS + "Product")),
+        (s, iri(MSDS + "flashPoint"), literal("-20 °C")),
+    ]
+    assert onto.validate(good) == []
+    bad = [
+        (s, iri(MSDS + "flashpoint"), literal("x")),
+        (s, iri("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"), iri(MSDS + "Gadget")),
+        (iri("http://hybrid-rag.org/id/bad name"), iri(MSDS + "pH"), literal("7")),
+    ]
+    problems = onto.validate(bad)
+    assert any("unknown property" in p for p in problems)
+    assert any("unknown class" in p for p in problems)
+    assert any("HANA-safe" in p for p in problems)
+
+
+def test_vocabulary_is_compact_and_complete(onto: TurtleOntology) -> None:
+    text = onto.vocabulary()
+    assert "msds:flashPoint" in text and "msds:HazardClassification" in text
+    assert "°C" in text
+    assert len(text) < 20000
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What is the flash point of Acetone, HPLC Grade?", "flashPoint"),
+        ("What is the auto-ignition temperature of X?", "autoignitionTemperature"),
+        ("What is the autoignition temp of X?", "autoignitionTemperature"),
+        ("Give the UN-no of X", "unNumber"),
+        ("What is the UN number of X?", "unNumber"),
+        ("OSHA permissible exposure limit (TWA) for formic acid", "oshaPelTwa"),
+        ("ACGIH short-term exposure limit (STEL) for methanol", "acgihTlvStel"),
+        ("What are the DOT hazard class and packing group?", "hazardClass"),
+        ("What is the pH of bleach?", "pH"),
+        ("Which materials are incompatible with bleach?", "incompatibleMaterials"),
+        ("What are the odours?", "odor"),
+        ("Which products are classified as Flammable Liquids Category 2", "hasClassification"),
+    ],
+)
+def test_match_properties(onto: TurtleOntology, question: str, expected: str) -> None:
+    found = [p.name for p, _ in onto.match_properties(question)]
+    assert found[0] == expected
+
+
+def test_match_properties_longer_label_wins(onto: TurtleOntology) -> None:
+    found = onto.match_properties("What is the odor threshold?")
+    assert found[0][0].name == "odorThreshold"
+    assert all(p.name != "odor" for p, _ in found)
+    assert onto.match_properties("Tell me a joke") == []
+    two = [p.name for p, _ in onto.match_properties("signal word and UN number")]
+    assert set(two) == {"signalWord", "unNumber"}
+
+
+def test_match_properties_is_fast(onto: TurtleOntology) -> None:
+    onto.match_properties("warm up")
+    t0 = time.perf_counter()
+    for _ in range(200):
+        onto.match_properties("What are the flash point and the UN number of Denatured Ethanol?")
+    assert (time.perf_counter() - t0) / 200 < 0.002
