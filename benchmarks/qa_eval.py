@@ -49,21 +49,34 @@ def main() -> int:
         t = time.perf_counter()
         reports = rag.ingest_many(_sources(a, qa))
         failed = [r for r in reports if r.status == "failed"]
-        print(f"ingested {len(reports) - len(failed)} docs in {time.perf_counter() - t:.1f} s; "
-              f"failed {len(failed)}: {[r.source for r in failed]}", file=sys.stderr)
+        print(
+            f"ingested {len(reports) - len(failed)} docs in {time.perf_counter() - t:.1f} s; "
+            f"failed {len(failed)}: {[r.source for r in failed]}",
+            file=sys.stderr,
+        )
         for mode in a.modes.split(","):
             for q in qa:
                 t = time.perf_counter()
                 ans = rag.ask(q["question"], mode=mode)  # type: ignore[arg-type]
-                ctx = json.dumps([p.text for p in ans.passages] + [f.evidence.quote + " " + f.value
-                                                                   for f in ans.facts])
-                rows.append({
-                    "id": q["id"], "type": q["type"], "question": q["question"], "mode": mode,
-                    "answer": ans.text, "sources": ans.sources,
-                    "correct": grade(q, ans.text), "recalled": context_recalled(q, ctx),
-                    "latency_ms": round((time.perf_counter() - t) * 1000, 1),
-                    "llm_calls": ans.usage.llm_calls, "sparql": [s.query for s in ans.sparql],
-                })
+                ctx = json.dumps(
+                    [p.text for p in ans.passages]
+                    + [f.evidence.quote + " " + f.value for f in ans.facts]
+                )
+                rows.append(
+                    {
+                        "id": q["id"],
+                        "type": q["type"],
+                        "question": q["question"],
+                        "mode": mode,
+                        "answer": ans.text,
+                        "sources": ans.sources,
+                        "correct": grade(q, ans.text),
+                        "recalled": context_recalled(q, ctx),
+                        "latency_ms": round((time.perf_counter() - t) * 1000, 1),
+                        "llm_calls": ans.usage.llm_calls,
+                        "sparql": [s.query for s in ans.sparql],
+                    }
+                )
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text("".join(json.dumps(r) + "\n" for r in rows))
     summary = summarise(rows)

@@ -169,8 +169,9 @@ def _build_usearch(dtype: str) -> Callable[..., tuple[list[tuple[str, Searcher]]
     def build(data: np.ndarray, tmp: str) -> tuple[list[tuple[str, Searcher]], str]:
         from usearch.index import Index
 
-        index = Index(ndim=data.shape[1], metric="ip", dtype=dtype, connectivity=16,
-                      expansion_add=100)
+        index = Index(
+            ndim=data.shape[1], metric="ip", dtype=dtype, connectivity=16, expansion_add=100
+        )
         index.add(np.arange(len(data)), data, threads=os.cpu_count() or 1)
         index.save(f"{tmp}/u.usearch")
         out = []
@@ -248,8 +249,9 @@ def build_faiss_sq8(data: np.ndarray, tmp: str) -> tuple[list[tuple[str, Searche
     """faiss int8 scalar-quantised flat scan, exact float32 re-rank of top 4K."""
     import faiss
 
-    index = faiss.IndexScalarQuantizer(data.shape[1], faiss.ScalarQuantizer.QT_8bit,
-                                       faiss.METRIC_INNER_PRODUCT)
+    index = faiss.IndexScalarQuantizer(
+        data.shape[1], faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
+    )
     index.train(data[:100_000])
     index.add(data)
     faiss.write_index(index, f"{tmp}/sq8.index")
@@ -294,8 +296,9 @@ def filtered_search(data: np.ndarray, queries: np.ndarray, docs: int = 1000) -> 
     }
 
 
-def run_engine(name: str, data: np.ndarray, queries: np.ndarray,
-               truth: np.ndarray) -> list[dict[str, Any]]:
+def run_engine(
+    name: str, data: np.ndarray, queries: np.ndarray, truth: np.ndarray
+) -> list[dict[str, Any]]:
     """Build one engine, measure every setting, return result records."""
     gc.collect()
     before = rss_mb()
@@ -307,9 +310,15 @@ def run_engine(name: str, data: np.ndarray, queries: np.ndarray,
         disk = dir_size_mb(saved)
         records = []
         for label, search in settings:
-            rec: dict[str, Any] = {"engine": name, "setting": label, "n": len(data),
-                                   "dim": data.shape[1], "build_s": round(build_s, 2),
-                                   "rss_growth_mb": round(mem, 1), "disk_mb": round(disk, 1)}
+            rec: dict[str, Any] = {
+                "engine": name,
+                "setting": label,
+                "n": len(data),
+                "dim": data.shape[1],
+                "build_s": round(build_s, 2),
+                "rss_growth_mb": round(mem, 1),
+                "disk_mb": round(disk, 1),
+            }
             rec.update(measure(search, queries, truth))
             print(json.dumps(rec), flush=True)
             records.append(rec)
@@ -325,8 +334,12 @@ def machine() -> dict[str, Any]:
             if line.startswith("model name"):
                 model = line.split(":", 1)[1].strip()
                 break
-    return {"nproc": os.cpu_count(), "cpu": model, "python": platform.python_version(),
-            "numpy": np.__version__}
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": model,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+    }
 
 
 def save(records: list[dict[str, Any]], extra: dict[str, Any]) -> None:
@@ -353,15 +366,25 @@ def main(argv: list[str] | None = None) -> None:
         data, queries = make_data(n, args.dim, args.queries)
         truth = exact_truth(data, queries)
         print(f"# n={n} data+truth {time.perf_counter() - t0:.1f}s", flush=True)
-        filt = {"engine": "filtered-doc-scan", "setting": "1000 docs", "n": n,
-                **filtered_search(data, queries)}
+        filt = {
+            "engine": "filtered-doc-scan",
+            "setting": "1000 docs",
+            "n": n,
+            **filtered_search(data, queries),
+        }
         print(json.dumps(filt), flush=True)
         save([filt], {})
         for name in args.engines:
             save(run_engine(name, data, queries, truth), {})
         del data, queries, truth
-    save([], {"machine": machine(), "date": datetime.now(UTC).isoformat(timespec="seconds"),
-              "command": "python benchmarks/vector_engines.py " + " ".join(argv or [])})
+    save(
+        [],
+        {
+            "machine": machine(),
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "command": "python benchmarks/vector_engines.py " + " ".join(argv or []),
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -19,8 +19,10 @@ from hybrid_rag import HybridRAG
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "sds" / "laballey"
 REAL = [
     ("acetone-hplc-grade-6732361021b8a.pdf", "What is the flash point of Acetone, HPLC Grade?"),
-    ("hydrofluoric-acid-49-solution-electroniccleanroom-grade-673b6a82d80db.pdf",
-     "What should be done after skin contact with Hydrofluoric Acid 49% Solution?"),
+    (
+        "hydrofluoric-acid-49-solution-electroniccleanroom-grade-673b6a82d80db.pdf",
+        "What should be done after skin contact with Hydrofluoric Acid 49% Solution?",
+    ),
     ("ethyl-acetate-995-acs-grade-673392eb02d41.pdf", None),
 ]
 SAMPLE_QUESTIONS = [
@@ -43,13 +45,15 @@ def main() -> int:
     paths, questions = documents()
     with HybridRAG(".hybrid_rag") as rag:
         for report in rag.ingest_many(paths):
-            print(f"{report.status:9s} {report.doc_id}: {report.pages} pages, "
-                  f"{report.chunks} chunks, {report.triples} triples")
+            print(
+                f"{report.status:9s} {report.doc_id}: {report.pages} pages, "
+                f"{report.chunks} chunks, {report.triples} triples"
+            )
         for question in questions:
             answer = rag.ask(question)
             print(f"\nQ: {question}\nA: {answer.text}")
             for ev in answer.citations[:3]:
-                print(f"   cited: {ev.doc_id}, page {ev.page}: \"{ev.quote[:90]}\"")
+                print(f'   cited: {ev.doc_id}, page {ev.page}: "{ev.quote[:90]}"')
             print(f"   sources={answer.sources} total={answer.timings.get('total_ms')} ms")
     return 0
 

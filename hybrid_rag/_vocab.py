@@ -17,7 +17,7 @@ provenance and the typed quantity so templates can compare values across documen
 
 from __future__ import annotations
 
-__all__ = ["DATA", "DOC_GRAPH", "HR", "RDF_TYPE", "RDFS_LABEL", "SKOS_ALT", "XSD"]
+__all__ = ["DATA", "DOC_GRAPH", "HR", "RDFS_LABEL", "RDF_TYPE", "SKOS_ALT", "XSD"]
 
 HR = "http://hybrid-rag.org/ns#"
 DATA = "http://hybrid-rag.org/id/"

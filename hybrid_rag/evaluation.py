@@ -20,9 +20,19 @@ __all__ = ["ABSTAIN", "MAX_CHARS", "context_recalled", "grade", "hit", "normalis
 
 MAX_CHARS = 400
 ABSTAIN = (
-    "not stated", "not available", "no information", "unknown", "not provided", "no data",
-    "not specified", "not found", "does not state", "does not mention", "cannot find",
-    "could not find", "not mentioned",
+    "not stated",
+    "not available",
+    "no information",
+    "unknown",
+    "not provided",
+    "no data",
+    "not specified",
+    "not found",
+    "does not state",
+    "does not mention",
+    "cannot find",
+    "could not find",
+    "not mentioned",
 )
 _CONTRAST = r"\s+versus\s+|\s+vs\.?\s+|;|\s+whereas\s+|\s+while\s+|\s+compared\s+|\s+but\s+|\s+-\s+"
 

@@ -106,7 +106,9 @@ class VectorStore(Protocol):
     * Thread-safe; ``close()`` persists what is not yet persisted and is idempotent.
     """
 
-    def replace(self, doc_id: str, chunks: Sequence[Chunk], vectors: npt.NDArray[np.float32]) -> int:
+    def replace(
+        self, doc_id: str, chunks: Sequence[Chunk], vectors: npt.NDArray[np.float32]
+    ) -> int:
         """Make the document hold exactly ``chunks``; returns the number stored."""
         ...
 

@@ -30,7 +30,14 @@ if TYPE_CHECKING:
     from hybrid_rag.ask.linking import ProductIndex
     from hybrid_rag.ask.vector import VectorResult
     from hybrid_rag.ingest.pipeline import Prepared
-    from hybrid_rag.protocols import Catalog, Embedder, GraphStore, LLMProvider, Ontology, VectorStore
+    from hybrid_rag.protocols import (
+        Catalog,
+        Embedder,
+        GraphStore,
+        LLMProvider,
+        Ontology,
+        VectorStore,
+    )
 
 __all__ = ["HybridRAG"]
 
@@ -225,11 +232,15 @@ class HybridRAG:
             label = name or (str(src) if not isinstance(src, bytes) else "<bytes>")
             async with sem:
                 try:
-                    did = doc_id_from_name(name or Path(str(src)).name) if not isinstance(
-                        src, bytes) else doc_id_from_name(name or "document")
+                    did = (
+                        doc_id_from_name(name or Path(str(src)).name)
+                        if not isinstance(src, bytes)
+                        else doc_id_from_name(name or "document")
+                    )
                     if did in seen:
                         raise ConfigurationError(
-                            f"doc id {did!r} of {label} is already used by item {seen[did]}")
+                            f"doc id {did!r} of {label} is already used by item {seen[did]}"
+                        )
                     seen[did] = i
                     rep = await self._ingest_one(src, doc_id=did, name=name, limiter=limiter)
                 except HybridRAGError as exc:
@@ -254,8 +265,11 @@ class HybridRAG:
         raise_errors: bool = False,
     ) -> list[IngestReport]:
         """Sync twin of :meth:`aingest_many`."""
-        return run_sync(lambda: self.aingest_many(
-            sources, concurrency=concurrency, progress=progress, raise_errors=raise_errors))
+        return run_sync(
+            lambda: self.aingest_many(
+                sources, concurrency=concurrency, progress=progress, raise_errors=raise_errors
+            )
+        )
 
     async def _ingest_one(
         self,
@@ -276,38 +290,69 @@ class HybridRAG:
         if doc_id is not None:
             validate_doc_id(doc_id)
         data, fname, label = await anyio.to_thread.run_sync(
-            lambda: read_source(source, name=name), limiter=limiter)
+            lambda: read_source(source, name=name), limiter=limiter
+        )
         did = validate_doc_id(doc_id or doc_id_from_name(fname))
         digest = content_hash(data)
         old = await anyio.to_thread.run_sync(lambda: self.catalog.get(did), limiter=limiter)
         if old is not None and old.content_hash == digest:
-            return IngestReport(doc_id=did, source=label, status="skipped", content_hash=digest,
-                                pages=old.pages, chunks=old.chunks, triples=old.triples,
-                                timings={"total_ms": _ms(t0)})
+            return IngestReport(
+                doc_id=did,
+                source=label,
+                status="skipped",
+                content_hash=digest,
+                pages=old.pages,
+                chunks=old.chunks,
+                triples=old.triples,
+                timings={"total_ms": _ms(t0)},
+            )
         prep = await anyio.to_thread.run_sync(
-            lambda: self._prepare(data, fname, label, did), limiter=limiter)
+            lambda: self._prepare(data, fname, label, did), limiter=limiter
+        )
         usage = await self._write(prep, replacing=old is not None, limiter=limiter)
         now = datetime.now(UTC)
         info = DocumentInfo(
-            doc_id=did, source=label, content_hash=digest, pages=len(prep.document.pages),
-            chunks=len(prep.chunks), triples=len(prep.triples), title=prep.extraction.product,
+            doc_id=did,
+            source=label,
+            content_hash=digest,
+            pages=len(prep.document.pages),
+            chunks=len(prep.chunks),
+            triples=len(prep.triples),
+            title=prep.extraction.product,
             aliases=list(prep.extraction.aliases),
-            created_at=old.created_at if old else now, updated_at=now)
+            created_at=old.created_at if old else now,
+            updated_at=now,
+        )
         await anyio.to_thread.run_sync(lambda: self.catalog.put(info), limiter=limiter)
         self._index = None
         timings = {**prep.timings, "total_ms": _ms(t0)}
         log.info("ingested", extra={"doc_id": did, "chunks": info.chunks, "triples": info.triples})
         return IngestReport(
-            doc_id=did, source=label, status="replaced" if old else "ingested",
-            content_hash=digest, pages=info.pages, chunks=info.chunks, triples=info.triples,
-            facts=len(prep.extraction.facts), warnings=list(prep.extraction.warnings),
-            timings=timings, usage=usage)
+            doc_id=did,
+            source=label,
+            status="replaced" if old else "ingested",
+            content_hash=digest,
+            pages=info.pages,
+            chunks=info.chunks,
+            triples=info.triples,
+            facts=len(prep.extraction.facts),
+            warnings=list(prep.extraction.warnings),
+            timings=timings,
+            usage=usage,
+        )
 
     def _prepare(self, data: bytes, name: str, label: str, doc_id: str) -> Prepared:
         from hybrid_rag.ingest.pipeline import prepare
 
-        return prepare(data, name=name, source=label, doc_id=doc_id, ontology=self.ontology,
-                       chunk_size=self.chunk_size, chunk_overlap=self.chunk_overlap)
+        return prepare(
+            data,
+            name=name,
+            source=label,
+            doc_id=doc_id,
+            ontology=self.ontology,
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+        )
 
     async def _write(
         self, prep: Prepared, *, replacing: bool, limiter: anyio.CapacityLimiter
@@ -322,7 +367,8 @@ class HybridRAG:
         async def graph_part() -> None:
             t = time.perf_counter()
             await anyio.to_thread.run_sync(
-                lambda: self.graph.replace(did, prep.triples), limiter=limiter)
+                lambda: self.graph.replace(did, prep.triples), limiter=limiter
+            )
             prep.timings["graph_ms"] = _ms(t)
 
         async def vector_part() -> None:
@@ -331,7 +377,8 @@ class HybridRAG:
             prep.timings["embed_ms"] = _ms(t)
             t = time.perf_counter()
             await anyio.to_thread.run_sync(
-                lambda: self.vectors.replace(did, prep.chunks, vecs), limiter=limiter)
+                lambda: self.vectors.replace(did, prep.chunks, vecs), limiter=limiter
+            )
             prep.timings["vectors_ms"] = _ms(t)
 
         try:
@@ -351,7 +398,7 @@ class HybridRAG:
             for fn in (self.graph.delete, self.vectors.delete):
                 try:
                     await anyio.to_thread.run_sync(lambda f=fn: f(did), limiter=limiter)  # type: ignore[misc]
-                except Exception:  # noqa: BLE001 - best effort, the original error is raised
+                except Exception:
                     log.exception("rollback of %s failed", did)
 
     # --- catalog ------------------------------------------------------------------------------
@@ -403,17 +450,29 @@ class HybridRAG:
         if not analysis.products and history:
             analysis = _with_history(analysis, history, index=index, ontology=self.ontology)
         t_an = time.perf_counter()
-        kg, vec = await self._chains(analysis, mode=mode, scope=scope, scoped=scoped,
-                                     top_k=top_k or self.top_k)
+        kg, vec = await self._chains(
+            analysis, mode=mode, scope=scope, scoped=scoped, top_k=top_k or self.top_k
+        )
         t_ch = time.perf_counter()
-        answer = await self._merge(analysis, kg, vec, mode=mode,
-                                   scope=list(docs) if docs is not None else None)
-        timings = {"analyse_ms": _ms2(t0, t_an), "retrieve_ms": _ms2(t_an, t_ch),
-                   "answer_ms": _ms(t_ch), "total_ms": _ms(t0)}
+        answer = await self._merge(
+            analysis, kg, vec, mode=mode, scope=list(docs) if docs is not None else None
+        )
+        timings = {
+            "analyse_ms": _ms2(t0, t_an),
+            "retrieve_ms": _ms2(t_an, t_ch),
+            "answer_ms": _ms(t_ch),
+            "total_ms": _ms(t0),
+        }
         timings["answer_ms"] = round(timings["answer_ms"], 2)
         cid = uuid.uuid4().hex[:12]
-        log.info("ask", extra={"correlation_id": cid, "sources": answer.sources,
-                               "total_ms": timings["total_ms"]})
+        log.info(
+            "ask",
+            extra={
+                "correlation_id": cid,
+                "sources": answer.sources,
+                "total_ms": timings["total_ms"],
+            },
+        )
         return answer.model_copy(update={"timings": {**answer.timings, **timings}})
 
     def ask(
@@ -426,8 +485,9 @@ class HybridRAG:
         history: History | None = None,
     ) -> Answer:
         """Sync twin of :meth:`aask`."""
-        return run_sync(lambda: self.aask(question, docs=docs, mode=mode, top_k=top_k,
-                                          history=history))
+        return run_sync(
+            lambda: self.aask(question, docs=docs, mode=mode, top_k=top_k, history=history)
+        )
 
     async def _scope(self, docs: Sequence[str] | None) -> tuple[list[str], bool]:
         from hybrid_rag.ingest.load import validate_doc_id
@@ -470,20 +530,39 @@ class HybridRAG:
 
         async def kg() -> None:
             with anyio.move_on_after(self.timeout - 1) as cs:
-                out["kg"] = await run_kg_chain(a, graph=self.graph, ontology=self.ontology,
-                                               scope=scope, llm=self.llm, limiter=limiter)
+                out["kg"] = await run_kg_chain(
+                    a,
+                    graph=self.graph,
+                    ontology=self.ontology,
+                    scope=scope,
+                    llm=self.llm,
+                    limiter=limiter,
+                )
             if cs.cancelled_caught:
-                out["kg"] = KGResult(errors=[ChainError(chain="kg", kind="timeout",
-                                                        message=f"over {self.timeout - 1} s")])
+                out["kg"] = KGResult(
+                    errors=[
+                        ChainError(chain="kg", kind="timeout", message=f"over {self.timeout - 1} s")
+                    ]
+                )
 
         async def vec() -> None:
             with anyio.move_on_after(self.timeout - 1) as cs:
                 out["vector"] = await run_vector_chain(
-                    query, embedder=self.embedder, vectors=self.vectors, scope=vscope,
-                    top_k=top_k, limiter=limiter)
+                    query,
+                    embedder=self.embedder,
+                    vectors=self.vectors,
+                    scope=vscope,
+                    top_k=top_k,
+                    limiter=limiter,
+                )
             if cs.cancelled_caught:
-                out["vector"] = VectorResult(errors=[ChainError(
-                    chain="vector", kind="timeout", message=f"over {self.timeout - 1} s")])
+                out["vector"] = VectorResult(
+                    errors=[
+                        ChainError(
+                            chain="vector", kind="timeout", message=f"over {self.timeout - 1} s"
+                        )
+                    ]
+                )
 
         async with anyio.create_task_group() as tg:
             if mode in ("hybrid", "kg"):
@@ -526,10 +605,20 @@ class HybridRAG:
                 errors.append(err)
         if not facts and not passages:
             text = None
-        return Answer(question=a.question, text=text, mode=mode, generation=generation,
-                      sources=sources, facts=facts, passages=passages, sparql=attempts,
-                      errors=errors, usage=usage,
-                      scope=scope, citations=citations)
+        return Answer(
+            question=a.question,
+            text=text,
+            mode=mode,
+            generation=generation,
+            sources=sources,
+            facts=facts,
+            passages=passages,
+            sparql=attempts,
+            errors=errors,
+            usage=usage,
+            scope=scope,
+            citations=citations,
+        )
 
     async def _synthesise(
         self,
@@ -549,11 +638,16 @@ class HybridRAG:
         except HybridRAGError as exc:
             err = ChainError(chain="kg" if facts else "vector", kind="synthesis", message=str(exc))
             return draft, [], usage, err
-        usage = usage + Usage(llm_calls=1, prompt_tokens=done.prompt_tokens,
-                              completion_tokens=done.completion_tokens)
+        usage = usage + Usage(
+            llm_calls=1, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens
+        )
         cited = {int(n) for n in __import__("re").findall(r"\[(\d+)\]", done.text)}
-        return done.text.strip(), [evidence[n - 1] for n in sorted(cited)
-                                   if 0 < n <= len(evidence)], usage, None
+        return (
+            done.text.strip(),
+            [evidence[n - 1] for n in sorted(cited) if 0 < n <= len(evidence)],
+            usage,
+            None,
+        )
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -609,13 +703,19 @@ def _with_history(
     """Follow-up questions ("and its boiling point?") inherit the products of earlier turns."""
     from hybrid_rag.ask.analysis import analyse
 
-    turns = [m.content if isinstance(m, ChatMessage) else m[0] for m in history
-             if not isinstance(m, ChatMessage) or m.role == "user"]
+    turns = [
+        m.content if isinstance(m, ChatMessage) else m[0]
+        for m in history
+        if not isinstance(m, ChatMessage) or m.role == "user"
+    ]
     for turn in reversed(turns):
         prev = analyse(turn, index=index, ontology=ontology)
         if prev.products:
-            return analyse(f"{a.question} ({'; '.join(p.label for p in prev.products)})",
-                           index=index, ontology=ontology)
+            return analyse(
+                f"{a.question} ({'; '.join(p.label for p in prev.products)})",
+                index=index,
+                ontology=ontology,
+            )
     return a
 
 
@@ -626,8 +726,13 @@ def _unwrap(exc: BaseException) -> BaseException:
 
 
 def _failed(label: str, exc: HybridRAGError) -> IngestReport:
-    return IngestReport(doc_id="", source=label, status="failed", content_hash="",
-                        error=f"{type(exc).__name__}: {exc}")
+    return IngestReport(
+        doc_id="",
+        source=label,
+        status="failed",
+        content_hash="",
+        error=f"{type(exc).__name__}: {exc}",
+    )
 
 
 def _ms(t0: float) -> float:

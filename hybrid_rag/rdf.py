@@ -79,7 +79,15 @@ def literal(value: str | float | int | bool, datatype: str | None = None) -> Ter
     return Term(value, "literal", datatype)
 
 
-_LIT_ESC = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+_LIT_ESC = {
+    "\\": "\\\\",
+    '"': '\\"',
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\b": "\\b",
+    "\f": "\\f",
+}
 
 
 def _escape_literal(text: str) -> str:

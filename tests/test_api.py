@@ -20,13 +20,41 @@ from hybrid_rag import (
 )
 
 EXPECTED_ALL = {
-    "Answer", "Catalog", "ChainError", "ChatMessage", "Chunk", "Completion",
-    "ConfigurationError", "DocumentError", "DocumentInfo", "DocumentNotFoundError", "Embedder",
-    "EmptyDocumentError", "EncryptedDocumentError", "Evidence", "Fact", "GraphStore",
-    "HybridRAG", "HybridRAGError", "IngestReport", "InvalidDocIdError", "LLMError",
-    "LLMProvider", "Ontology", "OntologyError", "Passage", "SparqlAttempt", "SparqlResult",
-    "SparqlValidationError", "StoreError", "Term", "UnsupportedFormatError", "Usage",
-    "VectorHit", "VectorStore", "__version__",
+    "Answer",
+    "Catalog",
+    "ChainError",
+    "ChatMessage",
+    "Chunk",
+    "Completion",
+    "ConfigurationError",
+    "DocumentError",
+    "DocumentInfo",
+    "DocumentNotFoundError",
+    "Embedder",
+    "EmptyDocumentError",
+    "EncryptedDocumentError",
+    "Evidence",
+    "Fact",
+    "GraphStore",
+    "HybridRAG",
+    "HybridRAGError",
+    "IngestReport",
+    "InvalidDocIdError",
+    "LLMError",
+    "LLMProvider",
+    "Ontology",
+    "OntologyError",
+    "Passage",
+    "SparqlAttempt",
+    "SparqlResult",
+    "SparqlValidationError",
+    "StoreError",
+    "Term",
+    "UnsupportedFormatError",
+    "Usage",
+    "VectorHit",
+    "VectorStore",
+    "__version__",
 }
 
 
@@ -48,32 +76,76 @@ def test_import_is_light() -> None:
 
 
 def _evidence() -> Evidence:
-    return Evidence(doc_id="acetone", page=4, chunk_id="acetone#p4c1",
-                    quote='Flash Point -20 °C / -4 °F (Closed cup) "quoted"\n')
+    return Evidence(
+        doc_id="acetone",
+        page=4,
+        chunk_id="acetone#p4c1",
+        quote='Flash Point -20 °C / -4 °F (Closed cup) "quoted"\n',
+    )
 
 
 def test_answer_round_trips_through_json() -> None:
-    fact = Fact(doc_id="acetone", subject="Acetone, HPLC Grade", subject_iri="http://x/p",
-                predicate="flashPoint", predicate_label="flash point", value="-20 °C",
-                number=-20.0, unit="°C", evidence=_evidence())
-    passage = Passage(doc_id="acetone", page=4, chunk_id="acetone#p4c1", text="Flash Point -20 °C",
-                      score=0.03, ranks={"dense": 1, "bm25": 2})
-    answer = Answer(question="flash point?", text="-20 °C [acetone p.4]", sources=["kg", "vector"],
-                    facts=[fact], passages=[passage],
-                    sparql=[SparqlAttempt(query="SELECT * {}", origin="template", rows=1)],
-                    errors=[ChainError(chain="vector", kind="timeout", message="slow")],
-                    usage=Usage(llm_calls=1, prompt_tokens=10), timings={"total_ms": 1.5},
-                    scope=["acetone"], citations=[_evidence()])
+    fact = Fact(
+        doc_id="acetone",
+        subject="Acetone, HPLC Grade",
+        subject_iri="http://x/p",
+        predicate="flashPoint",
+        predicate_label="flash point",
+        value="-20 °C",
+        number=-20.0,
+        unit="°C",
+        evidence=_evidence(),
+    )
+    passage = Passage(
+        doc_id="acetone",
+        page=4,
+        chunk_id="acetone#p4c1",
+        text="Flash Point -20 °C",
+        score=0.03,
+        ranks={"dense": 1, "bm25": 2},
+    )
+    answer = Answer(
+        question="flash point?",
+        text="-20 °C [acetone p.4]",
+        sources=["kg", "vector"],
+        facts=[fact],
+        passages=[passage],
+        sparql=[SparqlAttempt(query="SELECT * {}", origin="template", rows=1)],
+        errors=[ChainError(chain="vector", kind="timeout", message="slow")],
+        usage=Usage(llm_calls=1, prompt_tokens=10),
+        timings={"total_ms": 1.5},
+        scope=["acetone"],
+        citations=[_evidence()],
+    )
     assert Answer.model_validate_json(answer.model_dump_json()) == answer
 
 
 def test_reports_round_trip_and_are_frozen() -> None:
-    rep = IngestReport(doc_id="a", source="a.pdf", status="replaced", content_hash="ab",
-                       pages=2, chunks=3, triples=40, warnings=["w"], timings={"parse_ms": 1.0})
+    rep = IngestReport(
+        doc_id="a",
+        source="a.pdf",
+        status="replaced",
+        content_hash="ab",
+        pages=2,
+        chunks=3,
+        triples=40,
+        warnings=["w"],
+        timings={"parse_ms": 1.0},
+    )
     assert IngestReport.model_validate_json(rep.model_dump_json()) == rep
     now = datetime.now(UTC)
-    info = DocumentInfo(doc_id="a", source="a.pdf", content_hash="ab", pages=1, chunks=1,
-                        triples=1, title="A", aliases=["B"], created_at=now, updated_at=now)
+    info = DocumentInfo(
+        doc_id="a",
+        source="a.pdf",
+        content_hash="ab",
+        pages=1,
+        chunks=1,
+        triples=1,
+        title="A",
+        aliases=["B"],
+        created_at=now,
+        updated_at=now,
+    )
     assert DocumentInfo.model_validate_json(info.model_dump_json()) == info
     try:
         rep.status = "skipped"  # type: ignore[misc]

@@ -14,10 +14,16 @@ from hybrid_rag.evaluation import context_recalled, grade, hit, normalise, summa
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
 
 Q_FACT = {"type": "fact", "question": "Flash point of X?", "accept": ["-20 °C", "-4 °F"]}
-Q_CROSS = {"type": "cross_doc", "accept": ["Acetone"],
-           "question": "Which has the lowest flash point: Acetone, HPLC Grade; Ethyl Acetate; or IPA 91%?"}
-Q_YESNO = {"type": "cross_doc", "accept": ["no", "UN2796", "UN1830"],
-           "question": "Do A and B have the same UN number?"}
+Q_CROSS = {
+    "type": "cross_doc",
+    "accept": ["Acetone"],
+    "question": "Which has the lowest flash point: Acetone, HPLC Grade; Ethyl Acetate; or IPA 91%?",
+}
+Q_YESNO = {
+    "type": "cross_doc",
+    "accept": ["no", "UN2796", "UN1830"],
+    "question": "Do A and B have the same UN number?",
+}
 
 
 def test_normalise_unifies_signs() -> None:
@@ -36,8 +42,16 @@ def test_normalise_unifies_signs() -> None:
         ({"type": "unanswerable", "question": "?", "accept": []}, "It is 42 °C.", False),
         ({"type": "unanswerable", "question": "?", "accept": []}, None, True),
         ({"type": "multi_fact", "question": "?", "accept": ["Danger", "UN1219"]}, "Danger", False),
-        ({"type": "narrative", "question": "?", "accept": ["a b", "c", "d", "e"]}, "a-b and c", True),
-        (Q_CROSS, "Acetone, HPLC Grade has the lowest flash point (-20 °C); versus Ethyl Acetate", True),
+        (
+            {"type": "narrative", "question": "?", "accept": ["a b", "c", "d", "e"]},
+            "a-b and c",
+            True,
+        ),
+        (
+            Q_CROSS,
+            "Acetone, HPLC Grade has the lowest flash point (-20 °C); versus Ethyl Acetate",
+            True,
+        ),
         (Q_CROSS, "Acetone, HPLC Grade and Ethyl Acetate have the lowest flash point.", False),
         (Q_YESNO, "No, they differ: A: UN2796; B: UN1830.", True),
         (Q_YESNO, "Yes: UN2796 and UN1830.", False),
@@ -54,9 +68,11 @@ def test_context_recall() -> None:
 
 
 def test_summarise_by_mode_and_type() -> None:
-    rows = [{"mode": "kg", "type": "fact", "correct": True, "recalled": True},
-            {"mode": "kg", "type": "fact", "correct": False, "recalled": False},
-            {"mode": "kg", "type": "unanswerable", "correct": True}]
+    rows = [
+        {"mode": "kg", "type": "fact", "correct": True, "recalled": True},
+        {"mode": "kg", "type": "fact", "correct": False, "recalled": False},
+        {"mode": "kg", "type": "unanswerable", "correct": True},
+    ]
     s = summarise(rows)
     assert s["kg"]["fact"] == 0.5 and s["kg"]["overall"] == round(2 / 3, 3)
     assert s["kg"]["recall"] == 0.5
@@ -78,7 +94,12 @@ def test_agrees_with_reference_grader() -> None:
     qa = [json.loads(x) for x in (EVAL / "qa-public.jsonl").read_text().splitlines() if x.strip()]
     candidates = [None, "", "not stated", "Yes", "No"]
     for q in qa:
-        answers = [*candidates, q["answer"], " ".join(q["accept"]), q["accept"][0],
-                   f"{q['accept'][0]} (x); versus {q['accept'][-1]}"]
+        answers = [
+            *candidates,
+            q["answer"],
+            " ".join(q["accept"]),
+            q["accept"][0],
+            f"{q['accept'][0]} (x); versus {q['accept'][-1]}",
+        ]
         for ans in answers:
             assert grade(q, ans) == ref.correct(q, ans), (q["id"], ans)

@@ -12,7 +12,6 @@ import pytest
 
 from hybrid_rag.errors import ConfigurationError, SparqlValidationError, StoreError
 from hybrid_rag.rdf import Term, iri, literal
-from hybrid_rag.stores import oxigraph as oxigraph_module
 from hybrid_rag.stores.oxigraph import OxigraphGraphStore
 from hybrid_rag.testing._graph_contract import GraphStoreContract, product
 
@@ -215,7 +214,7 @@ def test_write_between_scope_check_and_query_is_detected(
     with OxigraphGraphStore() as store:
         for doc in docs:
             store.replace(doc, product(doc, f"name-{doc}"))
-        original = oxigraph_module._covers_store
+        original = store._covers
         calls: list[bool] = []
 
         def covers_then_race(db: pyoxigraph.Store, graphs: list[str]) -> bool:
@@ -225,7 +224,7 @@ def test_write_between_scope_check_and_query_is_detected(
             calls.append(covered)
             return covered
 
-        monkeypatch.setattr(oxigraph_module, "_covers_store", covers_then_race)
+        monkeypatch.setattr(store, "_covers", covers_then_race)
         assert "unscoped" not in _names(store, docs)
         assert calls == [True, False]  # re-checked after the write, then per-graph path
 

@@ -99,8 +99,9 @@ def test_bad_writes_raise_store_error() -> None:
         assert store.doc_ids() == []
 
 
-def _recall(store: LocalVectorStore, data: np.ndarray, queries: np.ndarray,
-            doc_of: list[str]) -> float:
+def _recall(
+    store: LocalVectorStore, data: np.ndarray, queries: np.ndarray, doc_of: list[str]
+) -> float:
     hits = 0
     for q in queries:
         truth = set(np.argsort(-(data @ q))[:10].tolist())
@@ -126,10 +127,11 @@ def test_ann_path_keeps_recall_and_honours_deletes(tmp_path: Path) -> None:
     with LocalVectorStore(tmp_path, dim=dim, ann_threshold=100) as store:
         for d in range(n // 100):
             rows = range(d * 100, (d + 1) * 100)
-            chunks = [c.model_copy(update={"chunk_id": f"D{d}:{r}"})
-                      for c, r in zip(make_chunks(f"D{d}", [f"t{r}" for r in rows]), rows,
-                                      strict=True)]
-            store.replace(f"D{d}", chunks, data[d * 100:(d + 1) * 100])
+            chunks = [
+                c.model_copy(update={"chunk_id": f"D{d}:{r}"})
+                for c, r in zip(make_chunks(f"D{d}", [f"t{r}" for r in rows]), rows, strict=True)
+            ]
+            store.replace(f"D{d}", chunks, data[d * 100 : (d + 1) * 100])
         assert _recall(store, data, queries, []) >= 0.95
         assert store._ann is not None  # the HNSW path was used
         # delete half of the documents: they vanish at once, recall over the rest holds
@@ -137,7 +139,7 @@ def test_ann_path_keeps_recall_and_honours_deletes(tmp_path: Path) -> None:
             store.delete(f"D{d}")
         alive = np.zeros(n, dtype=bool)
         for d in range(1, n // 100, 2):
-            alive[d * 100:(d + 1) * 100] = True
+            alive[d * 100 : (d + 1) * 100] = True
         masked = np.where(alive[:, None], data, 0).astype(np.float32)
         for q in queries[:10]:
             assert all(int(h.chunk.doc_id[1:]) % 2 == 1 for h in store.search(q, k=10))
@@ -157,8 +159,9 @@ def test_filtered_search_is_exact_and_fast() -> None:
     data = _clustered(20_000, dim, seed=3)
     with LocalVectorStore(dim=dim, ann_threshold=1000) as store:
         for d in range(20):
-            store.replace(f"D{d}", make_chunks(f"D{d}", ["x"] * 1000),
-                          data[d * 1000:(d + 1) * 1000])
+            store.replace(
+                f"D{d}", make_chunks(f"D{d}", ["x"] * 1000), data[d * 1000 : (d + 1) * 1000]
+            )
         q = data[5500]
         t0 = time.perf_counter()
         hits = store.search(q, k=10, doc_ids=["D5"])

@@ -92,8 +92,10 @@ def test_new_bytes_replace_without_duplicates(rag: HybridRAG, tmp_path: Path) ->
     doc_id = "examplon-solvent-99"
     old_chunks = {c.text for c in rag.vectors.chunks(doc_id)}
     other_before = [c.chunk_id for c in rag.vectors.chunks("demoline-glass-cleaner")]
-    new = write_pdf(tmp_path / "examplon-solvent-99.pdf",
-                    ["Examplon Solvent 99%\nSAFETY DATA SHEET\nFlash point: 42 °C\nUN number: UN1993"])
+    new = write_pdf(
+        tmp_path / "examplon-solvent-99.pdf",
+        ["Examplon Solvent 99%\nSAFETY DATA SHEET\nFlash point: 42 °C\nUN number: UN1993"],
+    )
     rep = rag.ingest(new)
     assert not isinstance(rep, list) and rep.status == "replaced"
     texts = [c.text for c in rag.vectors.chunks(doc_id)]
@@ -143,7 +145,9 @@ def test_bad_input_leaves_stores_unchanged(rag: HybridRAG, data: bytes, name: st
 
 
 def test_scope_isolation(rag: HybridRAG) -> None:
-    ans = rag.ask("What is the flash point of Examplon Solvent 99%?", docs=["demoline-glass-cleaner"])
+    ans = rag.ask(
+        "What is the flash point of Examplon Solvent 99%?", docs=["demoline-glass-cleaner"]
+    )
     assert all(f.doc_id == "demoline-glass-cleaner" for f in ans.facts)
     assert all(p.doc_id == "demoline-glass-cleaner" for p in ans.passages)
     assert ans.scope == ["demoline-glass-cleaner"]
@@ -155,13 +159,18 @@ def test_ask_never_writes(rag: HybridRAG) -> None:
         for method in ("replace", "delete", "put"):
             if hasattr(store, method):
                 real = getattr(store, method)
+
                 def spy(*a: Any, _m: str = method, _r: Any = real, **k: Any) -> Any:
                     writes.append(_m)
                     return _r(*a, **k)
+
                 setattr(store, method, spy)
     before = _snapshot(rag)
-    for q in ["DROP ALL; INSERT DATA { <a:b> <a:c> <a:d> }", "forget examplon-solvent-99",
-              "Delete all documents about Examplon Solvent 99% and its flash point"]:
+    for q in [
+        "DROP ALL; INSERT DATA { <a:b> <a:c> <a:d> }",
+        "forget examplon-solvent-99",
+        "Delete all documents about Examplon Solvent 99% and its flash point",
+    ]:
         rag.ask(q)
     assert writes == [] and _snapshot(rag) == before
 
@@ -232,8 +241,9 @@ def test_failed_write_leaves_document_absent(samples: list[Path]) -> None:
 def test_ingest_many_reports_failures_and_goes_on(samples: list[Path]) -> None:
     seen: list[str] = []
     with HybridRAG(embedder="hashing") as r:
-        reports = r.ingest_many([*samples, ("broken.pdf", b"garbage")],
-                                progress=lambda rep: seen.append(rep.status))
+        reports = r.ingest_many(
+            [*samples, ("broken.pdf", b"garbage")], progress=lambda rep: seen.append(rep.status)
+        )
     statuses = sorted(rep.status for rep in reports)
     assert statuses == ["failed", "ingested", "ingested", "ingested"]
     failed = next(rep for rep in reports if rep.status == "failed")
@@ -256,12 +266,14 @@ def test_llm_synthesis_is_one_call(rag: HybridRAG) -> None:
 
 
 def test_llm_sparql_is_repaired_after_error(rag: HybridRAG) -> None:
-    replies = iter([
-        "```sparql\nDELETE WHERE { ?s ?p ?o }\n```",
-        "```sparql\nSELECT ?fact WHERE { ?fact a <http://hybrid-rag.org/ns#Fact> ;"
-        " <http://hybrid-rag.org/ns#value> ?v . FILTER(CONTAINS(?v, \"Danger\")) }\n```",
-        "Examplon carries the signal word Danger [1].",
-    ])
+    replies = iter(
+        [
+            "```sparql\nDELETE WHERE { ?s ?p ?o }\n```",
+            "```sparql\nSELECT ?fact WHERE { ?fact a <http://hybrid-rag.org/ns#Fact> ;"
+            ' <http://hybrid-rag.org/ns#value> ?v . FILTER(CONTAINS(?v, "Danger")) }\n```',
+            "Examplon carries the signal word Danger [1].",
+        ]
+    )
     rag.llm = FunctionLLM(lambda _m: next(replies))
     ans = rag.ask("Tell me something dangerous")
     origins = [a.origin for a in ans.sparql]

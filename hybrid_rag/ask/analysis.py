@@ -18,7 +18,9 @@ Intent = Literal["lookup", "min", "max", "filter", "same"]
 _MAX = re.compile(r"\b(highest|maximum|largest|greatest|most alkaline|most basic|hottest)\b")
 _MIN = re.compile(r"\b(lowest|minimum|smallest|least|most acidic|coldest)\b")
 _SAME = re.compile(r"^(do|does|are|is|have|has)\b.*\b(same|share|identical|equal)\b")
-_QUOTED = re.compile(r"[\"'\u2018\u2019\u201c\u201d]([^\"'\u2018\u2019\u201c\u201d]{2,60})[\"'\u2018\u2019\u201c\u201d]")
+_QUOTED = re.compile(
+    r"[\"'\u2018\u2019\u201c\u201d]([^\"'\u2018\u2019\u201c\u201d]{2,60})[\"'\u2018\u2019\u201c\u201d]"
+)
 _CLASSIFIED = re.compile(r"\b(?:classified|categori[sz]ed|labell?ed) as ([^:?;]+)")
 _WHICH = re.compile(r"^\s*which\b")
 
@@ -47,9 +49,7 @@ class QuestionAnalysis:
         return rest if tokens(rest) else self.question
 
 
-def analyse(
-    question: str, *, index: ProductIndex, ontology: Ontology
-) -> QuestionAnalysis:
+def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> QuestionAnalysis:
     """Link products, match properties, and classify the intent of ``question``."""
     products = tuple(index.link(question))
     props = tuple(match_properties(question, ontology))

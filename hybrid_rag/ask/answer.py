@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.text import content_tokens, norm, sentences, tokens
@@ -58,7 +60,9 @@ def _ranked(a: QuestionAnalysis, facts: Sequence[Fact]) -> Composed:
     word = "highest" if a.intent == "max" else "lowest"
     head = f"{_name(a, top.doc_id, top.subject)} has the {word} {top.predicate_label}"
     text = f"{head} ({top.value} {_cite(top.evidence)})"
-    others = "; ".join(f"{_name(a, f.doc_id, f.subject)}: {f.value} {_cite(f.evidence)}" for f in rest)
+    others = "; ".join(
+        f"{_name(a, f.doc_id, f.subject)}: {f.value} {_cite(f.evidence)}" for f in rest
+    )
     missing = [p.label for p in a.products if p.doc_id not in best]
     if others:
         text += f"; versus {others}"
@@ -79,7 +83,8 @@ def _filtered(a: QuestionAnalysis, facts: Sequence[Fact]) -> Composed:
     verb = "matches" if len(names) == 1 else "match"
     cites = " ".join(_cite(f.evidence) for f in hits.values())
     text = f"{_join(names)} {verb} '{term}'. Evidence: " + "; ".join(
-        f"{f.value} {_cite(f.evidence)}" for f in hits.values())
+        f"{f.value} {_cite(f.evidence)}" for f in hits.values()
+    )
     others = [p.label for p in a.products if p.doc_id not in hits]
     if others:
         text += f" Not stated for {_join(others)}."
@@ -96,11 +101,13 @@ def _same(a: QuestionAnalysis, facts: Sequence[Fact]) -> Composed:
         return _lookup(a, facts, ())
     values = {_canon(f.value) for f in per_doc.values()}
     label = next(iter(per_doc.values())).predicate_label
-    detail = "; ".join(f"{_name(a, d, f.subject)}: {f.value} {_cite(f.evidence)}"
-                       for d, f in per_doc.items())
+    detail = "; ".join(
+        f"{_name(a, d, f.subject)}: {f.value} {_cite(f.evidence)}" for d, f in per_doc.items()
+    )
     head = f"Yes, they share the same {label}" if len(values) == 1 else f"No, the {label}s differ"
-    return Composed(_clip(f"{head}: {detail}."), tuple(f.evidence for f in per_doc.values()),
-                    True, False)
+    return Composed(
+        _clip(f"{head}: {detail}."), tuple(f.evidence for f in per_doc.values()), True, False
+    )
 
 
 def _lookup(a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passage]) -> Composed:
@@ -138,8 +145,9 @@ def _prop_text(
         return line
     if facts:
         f0 = facts[0]
-        return (f"{prop.label} not available (the sheet says \"{f0.value}\" "
-                f"{_cite(f0.evidence)})"), [f0.evidence]
+        return (f'{prop.label} not available (the sheet says "{f0.value}" {_cite(f0.evidence)})'), [
+            f0.evidence
+        ]
     return f"{prop.label} is not stated in the sheet", []
 
 
@@ -152,15 +160,22 @@ def _label_line(
         if p.doc_id != doc_id:
             continue
         for line in p.text.splitlines():
+            if _HEADING.match(line):
+                continue
             low = norm(line)
             for lab in labels:
                 i = low.find(lab)
-                rest = low[i + len(lab):].strip(" :.-") if i >= 0 else ""
+                rest = low[i + len(lab) :].strip(" :.-") if i >= 0 else ""
                 if i >= 0 and re.search(r"[0-9a-z]", rest):
-                    ev = Evidence(doc_id=p.doc_id, page=p.page, chunk_id=p.chunk_id,
-                                  quote=line.strip())
+                    ev = Evidence(
+                        doc_id=p.doc_id, page=p.page, chunk_id=p.chunk_id, quote=line.strip()
+                    )
                     return f"{line.strip()} {_cite(ev)}", [ev]
     return None
+
+
+_PARTS = re.compile(r",?\s+and\s+(?=(?:what|which|how|where|when|who|why|is|are|does|do)\b)", re.I)
+_HEADING = re.compile(r"^\s*(?:SECTION\s*\d+\b|\d{1,2}(?:\.\d{1,2})+\.?\s|#{1,6}\s)", re.I)
 
 
 def _from_passages(
@@ -171,42 +186,110 @@ def _from_passages(
     only: Sequence[str] | None = None,
     limit: int = MAX_CHARS,
 ) -> Composed:
+    """The best sentences of the best passages; one extract per part of a two-part question."""
     pool = [p for p in passages if only is None or p.doc_id in only]
     if not pool:
         return Composed(None, (), False, False)
     drop = frozenset(t for p in a.products for t in tokens(p.label))
-    want = set(content_tokens(a.question, drop=drop))
-    best = _best_sentences(pool[:4], want, limit=limit)
-    if best is None:
+    parts = [q for q in _PARTS.split(a.question) if content_tokens(q, drop=drop)][:2]
+    parts = parts or [a.question]
+    texts: list[str] = []
+    cites: list[Evidence] = []
+    share = (limit - len(prefix)) // len(parts)
+    for part in parts:
+        best = _best_sentences(pool, content_tokens(part, drop=drop), limit=share - 30)
+        if best is None or any(best[1] in t for t in texts):
+            continue
+        passage, text = best
+        ev = Evidence(
+            doc_id=passage.doc_id, page=passage.page, chunk_id=passage.chunk_id, quote=text
+        )
+        texts.append(f"{_clip(text, share - 30)} {_cite(ev)}")
+        cites.append(ev)
+    if not texts:
         return Composed(None, (), False, False)
-    passage, text = best
-    ev = Evidence(doc_id=passage.doc_id, page=passage.page, chunk_id=passage.chunk_id, quote=text)
-    return Composed(_clip(f"{prefix}{text} {_cite(ev)}"), (ev,), False, True)
+    return Composed(_clip(prefix + " ".join(texts), limit), tuple(cites), False, True)
 
 
 def _best_sentences(
-    pool: Sequence[Passage], want: set[str], *, limit: int
+    pool: Sequence[Passage], query: Sequence[str], *, limit: int
 ) -> tuple[Passage, str] | None:
-    scored: list[tuple[float, int, Passage, int]] = []
-    for rank, p in enumerate(pool):
-        spans = sentences(p.text)
-        for i, (s, e) in enumerate(spans):
-            got = want & set(content_tokens(p.text[s:e]))
-            if got:
-                scored.append((len(got) - 0.3 * rank, -i, p, i))
-    if not scored:
-        return None if not pool else (pool[0], _window(pool[0], 0, limit))
-    scored.sort(key=lambda x: (-x[0], -x[1]))
-    _score, _neg, passage, idx = scored[0]
-    return passage, _window(passage, idx, limit)
+    """The best window of consecutive sentences: what an extractive answer quotes.
+
+    A window is a sentence and those after it (up to ~300 characters). Its score sums the
+    question's stems it contains, weighted by rarity across the pool's sentences, with a
+    bonus when they appear in the window's first words (a labelled line such as
+    "EYE CONTACT: ..." or "If inhaled ..."), a little for repeats, and a penalty for lower
+    ranked passages and for windows too short to say anything. Two question words that
+    stand side by side in the window ("skin contact") add a phrase bonus.
+    """
+    if not pool:
+        return None
+    want = set(query)
+    pairs = set(pairwise(query))
+    if not want:
+        return pool[0], _window(pool[0], 0, limit)
+    cells = [(p, rank, sentences(p.text)) for rank, p in enumerate(pool)]
+    toks = {
+        (rank, i): content_tokens(p.text[s:e])
+        for p, rank, spans in cells
+        for i, (s, e) in enumerate(spans)
+    }
+    idf = _idf(want, toks.values())
+    best: tuple[float, Passage, int] | None = None
+    for p, rank, spans in cells:
+        for i in range(len(spans)):
+            score = _window_score(p, spans, i, rank, toks, want, idf, pairs)
+            if score > 0 and (best is None or score > best[0]):
+                best = (score, p, i)
+    if best is None:
+        return pool[0], _window(pool[0], 0, limit)
+    return best[1], _window(best[1], best[2], limit)
+
+
+def _idf(want: set[str], sents: Iterable[list[str]]) -> dict[str, float]:
+    bags = [set(t) for t in sents]
+    n = max(1, len(bags))
+    return {w: math.log(1 + n / (1 + sum(w in b for b in bags))) for w in want}
+
+
+def _window_score(
+    p: Passage,
+    spans: list[tuple[int, int]],
+    i: int,
+    rank: int,
+    toks: dict[tuple[int, int], list[str]],
+    want: set[str],
+    idf: dict[str, float],
+    pairs: set[tuple[str, str]],
+) -> float:
+    start = spans[i][0]
+    words: list[str] = []
+    j = i
+    while j < len(spans) and (
+        j == i or (spans[j][1] - start <= 300 and not _HEADING.match(p.text[spans[j][0] :]))
+    ):
+        words += toks[(rank, j)]
+        j += 1
+    lead = set(toks[(rank, i)][:6])
+    score = 0.0
+    for w in want:
+        n = sum(1 for t in words if t == w or (len(w) >= 4 and t[:4] == w[:4]))
+        if n:
+            score += idf[w] * (1 + 0.25 * min(n - 1, 3) + (0.5 if w in lead else 0.0))
+    for a, b in pairs & set(pairwise(words)):
+        score += 0.5 * (idf[a] + idf[b])
+    if score and spans[j - 1][1] - start < 60:
+        score *= 0.5
+    return score - 0.15 * rank
 
 
 def _window(p: Passage, idx: int, limit: int) -> str:
     """The sentence at ``idx`` and the ones after it, within ``limit`` characters (verbatim)."""
     spans = sentences(p.text)
     start, end = spans[idx]
-    for s, e in spans[idx + 1:]:
-        if e - start > min(limit - 40, 300):
+    for s, e in spans[idx + 1 :]:
+        if e - start > min(limit, 300) or _HEADING.match(p.text[s:]):
             break
         end = e
     return re.sub(r"\s+", " ", p.text[start:end]).strip()
@@ -242,13 +325,19 @@ def synthesis_messages(
     evidence: list[Evidence] = []
     for f in facts[:20]:
         evidence.append(f.evidence)
-        lines.append(f"[{len(evidence)}] {f.subject} - {f.predicate_label}: {f.value} "
-                     f"({f.status}; {f.evidence.doc_id} p.{f.evidence.page})")
+        lines.append(
+            f"[{len(evidence)}] {f.subject} - {f.predicate_label}: {f.value} "
+            f"({f.status}; {f.evidence.doc_id} p.{f.evidence.page})"
+        )
     for p in passages[:8]:
-        evidence.append(Evidence(doc_id=p.doc_id, page=p.page, chunk_id=p.chunk_id,
-                                 quote=p.text[:300]))
+        evidence.append(
+            Evidence(doc_id=p.doc_id, page=p.page, chunk_id=p.chunk_id, quote=p.text[:300])
+        )
         lines.append(f"[{len(evidence)}] ({p.doc_id} p.{p.page}) {p.text}")
     user = f"Question: {question}\n\nSources:\n" + "\n".join(lines)
     if draft:
         user += f"\n\nExtractive draft (may help): {draft}"
-    return [ChatMessage(role="system", content=_SYNTH), ChatMessage(role="user", content=user)], evidence
+    return [
+        ChatMessage(role="system", content=_SYNTH),
+        ChatMessage(role="user", content=user),
+    ], evidence

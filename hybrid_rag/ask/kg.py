@@ -87,12 +87,23 @@ async def run_kg_chain(
         docs = [d for d in analysis.doc_ids if d in scope] or list(scope)
         await _run(template, "template", graph=graph, scope=docs, result=result, limiter=limiter)
     elif llm is not None:
-        await _llm_chain(analysis, graph=graph, ontology=ontology, scope=scope, llm=llm,
-                         result=result, limiter=limiter)
+        await _llm_chain(
+            analysis,
+            graph=graph,
+            ontology=ontology,
+            scope=scope,
+            llm=llm,
+            result=result,
+            limiter=limiter,
+        )
     else:
-        result.errors.append(ChainError(
-            chain="kg", kind="no_template",
-            message="no ontology property and product recognised; no LLM configured"))
+        result.errors.append(
+            ChainError(
+                chain="kg",
+                kind="no_template",
+                message="no ontology property and product recognised; no LLM configured",
+            )
+        )
     if not result.facts and not result.errors:
         result.errors.append(ChainError(chain="kg", kind="empty", message="no matching facts"))
     return result
@@ -200,15 +211,18 @@ async def _llm_chain(
     for _turn in range(3):
         query, feedback = await _generate(messages, llm=llm, result=result)
         if query is not None:
-            ok, feedback = await _try_generated(query, origin, graph=graph, scope=scope,
-                                                result=result, limiter=limiter)
+            ok, feedback = await _try_generated(
+                query, origin, graph=graph, scope=scope, result=result, limiter=limiter
+            )
             if ok:
                 return
         if feedback is None:
             return
         origin = "broadened" if feedback.startswith("The query returned no rows") else "repair"
-        messages += [ChatMessage(role="assistant", content=query or ""),
-                     ChatMessage(role="user", content=feedback)]
+        messages += [
+            ChatMessage(role="assistant", content=query or ""),
+            ChatMessage(role="user", content=feedback),
+        ]
 
 
 async def _generate(
@@ -219,8 +233,9 @@ async def _generate(
     except HybridRAGError as exc:
         result.errors.append(ChainError(chain="kg", kind="llm", message=str(exc)))
         return None, None
-    result.usage = result.usage + Usage(llm_calls=1, prompt_tokens=done.prompt_tokens,
-                                        completion_tokens=done.completion_tokens)
+    result.usage = result.usage + Usage(
+        llm_calls=1, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens
+    )
     m = re.search(r"```(?:sparql)?\s*(.*?)```", done.text, re.S | re.I)
     query = (m.group(1) if m else done.text).strip()
     return (query, None) if query else (None, "Your answer held no query. Write the SELECT.")
@@ -248,8 +263,14 @@ async def _try_generated(
     fact_iris = [r["fact"].value for r in res.rows if "fact" in r and r["fact"].kind == "iri"]
     if not fact_iris:
         return False, "The query returned no rows. Broaden it (fewer constraints, CONTAINS)."
-    await _run(fact_query([], facts=fact_iris[:50]), "template", graph=graph, scope=scope,
-               result=result, limiter=limiter)
+    await _run(
+        fact_query([], facts=fact_iris[:50]),
+        "template",
+        graph=graph,
+        scope=scope,
+        result=result,
+        limiter=limiter,
+    )
     return True, None
 
 

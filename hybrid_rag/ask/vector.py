@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 from hybrid_rag.ask.fusion import reciprocal_rank_fusion
 from hybrid_rag.errors import HybridRAGError
@@ -42,8 +47,9 @@ async def run_vector_chain(
     try:
         qvec = await embedder.embed_query(question)
         out.usage = Usage(embedding_calls=1, embedded_texts=1)
-        dense, lexical = await _both(qvec, question, vectors=vectors, scope=scope, depth=depth,
-                                     limiter=limiter)
+        dense, lexical = await _both(
+            qvec, question, vectors=vectors, scope=scope, depth=depth, limiter=limiter
+        )
     except HybridRAGError as exc:
         out.errors.append(ChainError(chain="vector", kind=type(exc).__name__, message=str(exc)))
         return out
@@ -54,7 +60,7 @@ async def run_vector_chain(
 
 
 async def _both(
-    qvec: object,
+    qvec: npt.NDArray[np.float32],
     question: str,
     *,
     vectors: VectorStore,
@@ -66,7 +72,8 @@ async def _both(
 
     async def dense() -> None:
         found["dense"] = await anyio.to_thread.run_sync(
-            lambda: vectors.search(qvec, k=depth, doc_ids=scope), limiter=limiter  # type: ignore[arg-type]
+            lambda: vectors.search(qvec, k=depth, doc_ids=scope),
+            limiter=limiter,
         )
 
     async def lexical() -> None:
@@ -83,12 +90,20 @@ async def _both(
 def fuse(dense: Sequence[VectorHit], lexical: Sequence[VectorHit], *, top_k: int) -> list[Passage]:
     """RRF of the two hit lists into passages carrying their per-retriever ranks."""
     chunks: dict[str, Chunk] = {h.chunk.chunk_id: h.chunk for h in [*dense, *lexical]}
-    fused = reciprocal_rank_fusion({
-        "dense": [h.chunk.chunk_id for h in dense],
-        "bm25": [h.chunk.chunk_id for h in lexical],
-    })
+    fused = reciprocal_rank_fusion(
+        {
+            "dense": [h.chunk.chunk_id for h in dense],
+            "bm25": [h.chunk.chunk_id for h in lexical],
+        }
+    )
     return [
-        Passage(doc_id=chunks[f.key].doc_id, page=chunks[f.key].page, chunk_id=f.key,
-                text=chunks[f.key].text, score=round(f.score, 6), ranks=dict(f.ranks))
+        Passage(
+            doc_id=chunks[f.key].doc_id,
+            page=chunks[f.key].page,
+            chunk_id=f.key,
+            text=chunks[f.key].text,
+            score=round(f.score, 6),
+            ranks=dict(f.ranks),
+        )
         for f in fused[:top_k]
     ]

@@ -59,9 +59,11 @@ class SqliteCatalog:
     def get(self, doc_id: str) -> DocumentInfo | None:
         """The entry of a document, or ``None``."""
         with self._lock:
-            row = self._db().execute(
-                "SELECT info FROM documents WHERE doc_id = ?", (doc_id,)
-            ).fetchone()
+            row = (
+                self._db()
+                .execute("SELECT info FROM documents WHERE doc_id = ?", (doc_id,))
+                .fetchone()
+            )
         return None if row is None else DocumentInfo.model_validate_json(row[0])
 
     def put(self, info: DocumentInfo) -> None:

@@ -46,10 +46,42 @@ I64 = npt.NDArray[np.int64]
 
 _TOKEN = re.compile(r"[0-9a-z]+(?:[-./,][0-9a-z]+)*")
 _PART = re.compile(r"[a-z]+|[0-9]+")
+_JOIN = re.compile(r"(?<![0-9a-z])([a-z]{1,3})\s+([0-9]+)(?![0-9a-z]|[-./,][0-9a-z])")
 _STOP = frozenset(
-    ("a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "has",
-     "have", "how", "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to",
-     "was", "were", "what", "which", "who", "with")
+    (
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "what",
+        "which",
+        "who",
+        "with",
+    )
 )
 
 
@@ -65,21 +97,13 @@ def tokenize(text: str) -> list[str]:
         text: Any text (a chunk or a question).
 
     Returns:
-        The tokens in text order (duplicates kept: they count for term frequency).
+        The tokens: words first, then parts of compounds, then joined forms
+        (duplicates kept: they count for term frequency).
     """
-    words = _TOKEN.findall(unicodedata.normalize("NFKC", text).lower())
-    out: list[str] = []
-    for i, word in enumerate(words):
-        word = word.strip(".,")
-        parts = _PART.findall(word)
-        if len(parts) == 1 and word in _STOP:
-            continue
-        out.append(word)
-        if len(parts) > 1:
-            out.extend(parts)
-        nxt = words[i + 1] if i + 1 < len(words) else ""
-        if word.isalpha() and len(word) <= 3 and nxt.isdigit():
-            out.append(word + nxt)
+    low = unicodedata.normalize("NFKC", text).lower()
+    out = [w for w in _TOKEN.findall(low) if w not in _STOP]
+    out += [p for w in out if not (w.isalpha() or w.isdigit()) for p in _PART.findall(w)]
+    out += [a + b for a, b in _JOIN.findall(low)]
     return out
 
 
@@ -102,8 +126,15 @@ _COLS = 'slot, chunk_id, doc_id, page, start, "end", text, section'
 
 
 def _row_chunk(row: tuple[Any, ...]) -> Chunk:
-    return Chunk(chunk_id=row[1], doc_id=row[2], page=row[3], start=row[4], end=row[5],
-                 text=row[6], section=row[7])
+    return Chunk(
+        chunk_id=row[1],
+        doc_id=row[2],
+        page=row[3],
+        start=row[4],
+        end=row[5],
+        text=row[6],
+        section=row[7],
+    )
 
 
 def _normalise(vectors: F32) -> F32:
@@ -167,7 +198,7 @@ class LocalVectorStore:
         *,
         dim: int | None = None,
         ann_threshold: int = 200_000,
-        ef_search: int = 128,
+        ef_search: int = 256,
         hnsw_m: int = 16,
         ef_construction: int = 100,
     ) -> None:
@@ -190,6 +221,8 @@ class LocalVectorStore:
         self._ann_disk_ok = False
         self._bm25: Any = None
         self._bm25_slots: I64 = np.zeros(0, dtype=np.int64)
+        self._vocab: dict[str, int] = {"": 0}
+        self._tokens: dict[int, list[int]] | None = None
         self._closed = False
 
     # ------------------------------------------------------------------ lifecycle
@@ -198,7 +231,9 @@ class LocalVectorStore:
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
         self.close()
@@ -293,8 +328,10 @@ class LocalVectorStore:
             slots = self._allocate(len(chunks))
             self._mat.data[slots] = _normalise(arr) if len(arr) else arr
             self._mat.flush()
-            rows = [(int(s), doc_id, i, c.chunk_id, c.page, c.start, c.end, c.text, c.section)
-                    for i, (s, c) in enumerate(zip(slots, chunks, strict=True))]
+            rows = [
+                (int(s), doc_id, i, c.chunk_id, c.page, c.start, c.end, c.text, c.section)
+                for i, (s, c) in enumerate(zip(slots, chunks, strict=True))
+            ]
             with self._transaction(db):
                 self._mark_ann_stale(db)
                 db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
@@ -302,6 +339,7 @@ class LocalVectorStore:
             self._alive[old] = False
             self._alive[slots] = True
             self._set_doc(doc_id, slots)
+            self._cache_tokens(old, slots, [c.text for c in chunks])
             self._ann_pending.update(int(s) for s in np.union1d(old, slots))
             self._bm25 = None
             return len(chunks)
@@ -317,6 +355,7 @@ class LocalVectorStore:
                 self._mark_ann_stale(db)
                 db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
             self._alive[old] = False
+            self._cache_tokens(old, np.zeros(0, dtype=np.int64), [])
             self._ann_pending.update(int(s) for s in old)
             self._bm25 = None
             return len(old)
@@ -324,8 +363,9 @@ class LocalVectorStore:
     def _check_write(self, doc_id: str, chunks: Sequence[Chunk], vectors: F32) -> F32:
         arr = np.asarray(vectors, dtype=np.float32)
         if arr.ndim != 2 or arr.shape[0] != len(chunks):
-            raise StoreError(f"need one vector row per chunk: {len(chunks)} chunks, "
-                             f"vectors of shape {arr.shape}")
+            raise StoreError(
+                f"need one vector row per chunk: {len(chunks)} chunks, vectors of shape {arr.shape}"
+            )
         if arr.shape[1] != (self._dim or arr.shape[1]):
             raise StoreError(f"vector dimension {arr.shape[1]} != store dimension {self._dim}")
         if not np.isfinite(arr).all():
@@ -363,8 +403,13 @@ class LocalVectorStore:
 
     # ------------------------------------------------------------------ reads
 
-    def search(self, vector: F32, *, k: int, doc_ids: Sequence[str] | None = None,
-               ) -> list[VectorHit]:
+    def search(
+        self,
+        vector: F32,
+        *,
+        k: int,
+        doc_ids: Sequence[str] | None = None,
+    ) -> list[VectorHit]:
         """Top-``k`` chunks by cosine similarity, best first.
 
         Args:
@@ -429,18 +474,23 @@ class LocalVectorStore:
         if not len(slots):
             return []
         marks = ",".join("?" * len(slots))
-        rows = self._db.execute(f"SELECT {_COLS} FROM chunks WHERE slot IN ({marks})",
-                                [int(s) for s in slots]).fetchall()
+        rows = self._db.execute(
+            f"SELECT {_COLS} FROM chunks WHERE slot IN ({marks})", [int(s) for s in slots]
+        ).fetchall()
         by_slot = {r[0]: _row_chunk(r) for r in rows}
-        return [VectorHit(chunk=by_slot[int(s)], score=float(sc))
-                for s, sc in zip(slots, scores, strict=True) if int(s) in by_slot]
+        return [
+            VectorHit(chunk=by_slot[int(s)], score=float(sc))
+            for s, sc in zip(slots, scores, strict=True)
+            if int(s) in by_slot
+        ]
 
     def chunks(self, doc_id: str) -> list[Chunk]:
         """The document's chunks ordered by page, start offset and write order."""
         with self._lock:
             db = self._open()
-            rows = db.execute(f"SELECT {_COLS} FROM chunks WHERE doc_id = ? "
-                              "ORDER BY page, start, seq", (doc_id,)).fetchall()
+            rows = db.execute(
+                f"SELECT {_COLS} FROM chunks WHERE doc_id = ? ORDER BY page, start, seq", (doc_id,)
+            ).fetchall()
             return [_row_chunk(r) for r in rows]
 
     def doc_ids(self) -> list[str]:
@@ -489,8 +539,9 @@ class LocalVectorStore:
         assert self._mat is not None
         if self._ann is None:
             index = hnswlib.Index(space="ip", dim=self._dim)
-            index.init_index(max_elements=max(len(self._alive), 1024), M=self._m,
-                             ef_construction=self._efc)
+            index.init_index(
+                max_elements=max(len(self._alive), 1024), M=self._m, ef_construction=self._efc
+            )
             live = np.flatnonzero(self._alive)
             if len(live):
                 index.add_items(self._mat.data[live], live)
@@ -527,6 +578,7 @@ class LocalVectorStore:
         if slots is not None:
             mask = np.zeros(len(self._alive), dtype=bool)
             mask[slots] = True
+
             def filt(label: int) -> bool:
                 return bool(mask[label])
 
@@ -542,8 +594,13 @@ class LocalVectorStore:
 
     # ------------------------------------------------------------------ BM25
 
-    def keyword_search(self, text: str, *, k: int, doc_ids: Sequence[str] | None = None,
-                       ) -> list[VectorHit]:
+    def keyword_search(
+        self,
+        text: str,
+        *,
+        k: int,
+        doc_ids: Sequence[str] | None = None,
+    ) -> list[VectorHit]:
         """Top-``k`` chunks by BM25 over :func:`tokenize` tokens; only scores > 0.
 
         Args:
@@ -558,7 +615,7 @@ class LocalVectorStore:
             bm25 = self._bm25_index()
             if bm25 is None:
                 return []
-            ids = bm25.get_tokens_ids(tokenize(text))
+            ids = [self._vocab[t] for t in dict.fromkeys(tokenize(text)) if t in self._vocab]
             if not ids:
                 return []
             scores = np.asarray(bm25.get_scores_from_ids(ids), dtype=np.float32)
@@ -569,19 +626,35 @@ class LocalVectorStore:
             pos = pos[np.lexsort((pos, -scores[pos]))][:k]
             return self._hits(self._bm25_slots[pos], scores[pos])
 
+    def _token_ids(self, text: str) -> list[int]:
+        vocab = self._vocab
+        return [vocab.setdefault(t, len(vocab)) for t in tokenize(text)] or [0]
+
+    def _cache_tokens(self, old: I64, slots: I64, texts: list[str]) -> None:
+        """Keep the token ids of live chunks so a BM25 rebuild does not re-tokenise."""
+        if self._tokens is None:
+            return
+        for s in old:
+            self._tokens.pop(int(s), None)
+        for s, text in zip(slots, texts, strict=True):
+            self._tokens[int(s)] = self._token_ids(text)
+
     def _bm25_index(self) -> Any:
         if self._bm25 is not None:
             return self._bm25
         assert self._db is not None
-        rows = self._db.execute("SELECT slot, text FROM chunks ORDER BY slot").fetchall()
-        if not rows:
+        if self._tokens is None:
+            rows = self._db.execute("SELECT slot, text FROM chunks").fetchall()
+            self._tokens = {r[0]: self._token_ids(r[1]) for r in rows}
+        if not self._tokens:
             return None
         import bm25s
 
+        slots = sorted(self._tokens)
         index = bm25s.BM25()
-        index.index([tokenize(r[1]) or [""] for r in rows], show_progress=False)
+        index.index(([self._tokens[s] for s in slots], self._vocab), show_progress=False)
         self._bm25 = index
-        self._bm25_slots = np.array([r[0] for r in rows], dtype=np.int64)
+        self._bm25_slots = np.array(slots, dtype=np.int64)
         return index
 
 
@@ -594,8 +667,12 @@ class _Tx:
     def __enter__(self) -> None:
         self.db.execute("BEGIN IMMEDIATE")
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if exc is None:
             self.db.execute("COMMIT")
             return

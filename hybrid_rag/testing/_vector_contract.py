@@ -50,8 +50,16 @@ def make_chunks(doc_id: str, texts: list[str], *, pages: list[int] | None = None
     pages = pages or [1] * len(texts)
     out, pos = [], 0
     for i, (text, page) in enumerate(zip(texts, pages, strict=True)):
-        out.append(Chunk(chunk_id=f"{doc_id}:{i}", doc_id=doc_id, page=page, start=pos,
-                         end=pos + len(text), text=text))
+        out.append(
+            Chunk(
+                chunk_id=f"{doc_id}:{i}",
+                doc_id=doc_id,
+                page=page,
+                start=pos,
+                end=pos + len(text),
+                text=text,
+            )
+        )
         pos += len(text) + 1
     return out
 
@@ -66,8 +74,9 @@ class VectorStoreContract:
 
     # -- helpers -----------------------------------------------------------------
 
-    def _fill(self, store: VectorStore, doc_id: str, n: int, dim: int,
-              seed: int) -> npt.NDArray[np.float32]:
+    def _fill(
+        self, store: VectorStore, doc_id: str, n: int, dim: int, seed: int
+    ) -> npt.NDArray[np.float32]:
         vecs = unit_vectors(n, dim, seed=seed)
         texts = [f"{doc_id} passage number {i}" for i in range(n)]
         assert store.replace(doc_id, make_chunks(doc_id, texts), vecs) == n
@@ -75,8 +84,7 @@ class VectorStoreContract:
 
     # -- dense search ------------------------------------------------------------
 
-    def test_search_nearest_first_with_cosine(self, vector_store: VectorStore,
-                                              dim: int) -> None:
+    def test_search_nearest_first_with_cosine(self, vector_store: VectorStore, dim: int) -> None:
         vecs = self._fill(vector_store, "A", 20, dim, seed=1)
         hits = vector_store.search(vecs[7] * 3.0, k=5)
         assert hits[0].chunk.chunk_id == "A:7"
@@ -105,8 +113,7 @@ class VectorStoreContract:
         assert {h.chunk.doc_id for h in only_b} == {"B"}
         assert vector_store.search(q, k=5, doc_ids=["missing"]) == []
 
-    def test_replace_twice_leaves_no_duplicates(self, vector_store: VectorStore,
-                                                dim: int) -> None:
+    def test_replace_twice_leaves_no_duplicates(self, vector_store: VectorStore, dim: int) -> None:
         self._fill(vector_store, "A", 6, dim, seed=5)
         vb = self._fill(vector_store, "B", 4, dim, seed=6)
         new = unit_vectors(3, dim, seed=7)
@@ -120,8 +127,9 @@ class VectorStoreContract:
         assert [h.chunk.chunk_id for h in vector_store.search(vb[2], k=1)] == ["B:2"]
         assert len(vector_store.chunks("B")) == 4
 
-    def test_dimension_mismatch_raises_and_writes_nothing(self, vector_store: VectorStore,
-                                                          dim: int) -> None:
+    def test_dimension_mismatch_raises_and_writes_nothing(
+        self, vector_store: VectorStore, dim: int
+    ) -> None:
         va = self._fill(vector_store, "A", 3, dim, seed=8)
         bad = unit_vectors(2, dim + 1)
         with pytest.raises(StoreError):
@@ -136,8 +144,9 @@ class VectorStoreContract:
 
     # -- delete ------------------------------------------------------------------
 
-    def test_delete_removes_from_dense_and_keyword(self, vector_store: VectorStore,
-                                                   dim: int) -> None:
+    def test_delete_removes_from_dense_and_keyword(
+        self, vector_store: VectorStore, dim: int
+    ) -> None:
         vecs = unit_vectors(len(_TEXTS), dim, seed=9)
         vector_store.replace("A", make_chunks("A", _TEXTS), vecs)
         vb = self._fill(vector_store, "B", 3, dim, seed=10)
@@ -153,11 +162,18 @@ class VectorStoreContract:
 
     @pytest.mark.parametrize(
         ("query", "index"),
-        [("67-64-1", 1), ("UN1090", 2), ("un 1090", 2), ("H225", 3),
-         ("What is CAS 67-64-1?", 1), ("flash point", 4)],
+        [
+            ("67-64-1", 1),
+            ("UN1090", 2),
+            ("un 1090", 2),
+            ("H225", 3),
+            ("What is CAS 67-64-1?", 1),
+            ("flash point", 4),
+        ],
     )
-    def test_keyword_finds_identifiers(self, vector_store: VectorStore, dim: int,
-                                       query: str, index: int) -> None:
+    def test_keyword_finds_identifiers(
+        self, vector_store: VectorStore, dim: int, query: str, index: int
+    ) -> None:
         vector_store.replace("A", make_chunks("A", _TEXTS), unit_vectors(len(_TEXTS), dim))
         other = ["Ethanol UN1170, CAS 64-17-5.", "Hazard H319 causes eye irritation."]
         vector_store.replace("B", make_chunks("B", other), unit_vectors(2, dim, seed=1))
@@ -169,8 +185,9 @@ class VectorStoreContract:
 
     def test_keyword_no_match_and_filter(self, vector_store: VectorStore, dim: int) -> None:
         vector_store.replace("A", make_chunks("A", _TEXTS), unit_vectors(len(_TEXTS), dim))
-        vector_store.replace("B", make_chunks("B", ["Acetone UN1090 again."]),
-                             unit_vectors(1, dim, seed=3))
+        vector_store.replace(
+            "B", make_chunks("B", ["Acetone UN1090 again."]), unit_vectors(1, dim, seed=3)
+        )
         assert vector_store.keyword_search("zirconium", k=5) == []
         assert vector_store.keyword_search("UN1090", k=5, doc_ids=[]) == []
         only_b = vector_store.keyword_search("UN1090", k=5, doc_ids=["B"])
