@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -65,6 +67,11 @@ class HybridRAG:
         top_k: passages returned by the vector chain.
         timeout: seconds for one question (the slower chain is cut, never both).
         max_threads: worker threads for blocking store and CPU work.
+        processes: parse and extract in spawned worker processes during
+            ``ingest_many`` so the CPU-bound part of ingest uses every core (needs the
+            usual ``if __name__ == "__main__":`` guard in scripts, as any
+            multiprocessing code; the ontology must be given by name or path). Off by
+            default; the ``hybrid-rag`` command turns it on.
 
     Example:
         >>> rag = HybridRAG()                                   # doctest: +SKIP
@@ -87,6 +94,7 @@ class HybridRAG:
         top_k: int = 6,
         timeout: float = 30.0,
         max_threads: int = 4,
+        processes: bool = False,
     ) -> None:
         if chunk_size < 100 or not 0 <= chunk_overlap < chunk_size // 2:
             raise ConfigurationError("chunk_size must be >= 100 and 0 <= chunk_overlap < size/2")
@@ -100,6 +108,7 @@ class HybridRAG:
         self.chunk_size, self.chunk_overlap, self.top_k = chunk_size, chunk_overlap, top_k
         self.timeout = timeout
         self._max_threads = max_threads
+        self._processes = processes
         self._init_lock = threading.Lock()
         self._index_lock = threading.Lock()
         self._index: ProductIndex | None = None
@@ -224,6 +233,7 @@ class HybridRAG:
             else:
                 items.append((src, None))
         limiter = self._limiter()
+        pool = self._process_pool(len(items), concurrency)
         results: list[IngestReport | None] = [None] * len(items)
         seen: dict[str, int] = {}
         sem = anyio.Semaphore(max(1, concurrency))
@@ -242,7 +252,9 @@ class HybridRAG:
                             f"doc id {did!r} of {label} is already used by item {seen[did]}"
                         )
                     seen[did] = i
-                    rep = await self._ingest_one(src, doc_id=did, name=name, limiter=limiter)
+                    rep = await self._ingest_one(
+                        src, doc_id=did, name=name, limiter=limiter, pool=pool
+                    )
                 except HybridRAGError as exc:
                     if raise_errors:
                         raise
@@ -251,9 +263,13 @@ class HybridRAG:
             if progress is not None:
                 progress(rep)
 
-        async with anyio.create_task_group() as tg:
-            for i, (src, name) in enumerate(items):
-                tg.start_soon(one, i, src, name)
+        try:
+            async with anyio.create_task_group() as tg:
+                for i, (src, name) in enumerate(items):
+                    tg.start_soon(one, i, src, name)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
         return [r for r in results if r is not None]
 
     def ingest_many(
@@ -278,6 +294,7 @@ class HybridRAG:
         doc_id: str | None,
         name: str | None,
         limiter: anyio.CapacityLimiter,
+        pool: ProcessPoolExecutor | None = None,
     ) -> IngestReport:
         from hybrid_rag.ingest.load import (
             content_hash,
@@ -306,9 +323,7 @@ class HybridRAG:
                 triples=old.triples,
                 timings={"total_ms": _ms(t0)},
             )
-        prep = await anyio.to_thread.run_sync(
-            lambda: self._prepare(data, fname, label, did), limiter=limiter
-        )
+        prep = await self._prepare(data, fname, label, did, pool=pool, limiter=limiter)
         usage = await self._write(prep, replacing=old is not None, limiter=limiter)
         now = datetime.now(UTC)
         info = DocumentInfo(
@@ -341,17 +356,47 @@ class HybridRAG:
             usage=usage,
         )
 
-    def _prepare(self, data: bytes, name: str, label: str, doc_id: str) -> Prepared:
-        from hybrid_rag.ingest.pipeline import prepare
+    def _process_pool(self, n_items: int, concurrency: int) -> ProcessPoolExecutor | None:
+        """Worker processes for a batch (spawned: safe with the threads stores run)."""
+        workers = min(os.cpu_count() or 1, max(1, concurrency), n_items)
+        if not self._processes or workers < 2 or self._ontology_name() is None:
+            return None
+        return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
 
-        return prepare(
-            data,
-            name=name,
-            source=label,
-            doc_id=doc_id,
-            ontology=self.ontology,
-            chunk_size=self.chunk_size,
-            chunk_overlap=self.chunk_overlap,
+    def _ontology_name(self) -> str | None:
+        spec = self._ontology_spec
+        return str(spec) if isinstance(spec, (str, os.PathLike)) else None
+
+    async def _prepare(
+        self,
+        data: bytes,
+        name: str,
+        label: str,
+        doc_id: str,
+        *,
+        pool: ProcessPoolExecutor | None,
+        limiter: anyio.CapacityLimiter,
+    ) -> Prepared:
+        """Parse, chunk and extract: in a worker process (all cores) or a worker thread."""
+        from hybrid_rag.ingest.pipeline import prepare, prepare_in_worker
+
+        spec = self._ontology_name()
+        if pool is not None and spec is not None:
+            args = (data, name, label, doc_id, spec, self.chunk_size, self.chunk_overlap)
+            future = pool.submit(prepare_in_worker, *args)
+            return await anyio.to_thread.run_sync(future.result, limiter=limiter)
+        ontology = self.ontology
+        return await anyio.to_thread.run_sync(
+            lambda: prepare(
+                data,
+                name=name,
+                source=label,
+                doc_id=doc_id,
+                ontology=ontology,
+                chunk_size=self.chunk_size,
+                chunk_overlap=self.chunk_overlap,
+            ),
+            limiter=limiter,
         )
 
     async def _write(

@@ -126,7 +126,12 @@ def _lookup(a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passa
     text = ". ".join(parts) + "."
     if a.intent == "lookup" and len(a.properties) == 1 and len(text) < 200:
         extra = _from_passages(a, passages, prefix="", only=a.doc_ids, limit=MAX_CHARS - len(text))
-        if extra.text and extra.citations and all(e not in cites for e in extra.citations):
+        stated = [norm(f.value) for f in facts if f.status == "stated"]
+        if (
+            extra.text
+            and not any(e in cites for e in extra.citations)
+            and not any(v and v in norm(extra.text) for v in stated)
+        ):
             text, cites = f"{text} {extra.text}", [*cites, *extra.citations]
             used_passages = True
     return Composed(_clip(text), tuple(cites), bool(facts), used_passages)

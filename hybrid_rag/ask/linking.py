@@ -38,7 +38,7 @@ class ProductIndex:
     while "Hydrogen Peroxide 25% ..." and "Hydrogen Peroxide 34% ..." both stay.
     """
 
-    def __init__(self, entries: Iterable[tuple[str, Sequence[str]]], *, min_coverage: float = 0.75):
+    def __init__(self, entries: Iterable[tuple[str, Sequence[str]]], *, min_coverage: float = 0.65):
         self._labels = [
             _Label(doc, label, toks)
             for doc, labels in entries
@@ -72,7 +72,7 @@ class ProductIndex:
                 continue
             total = sum(self._idf[t] for t in lab.toks)
             got = sum(self._idf[t] for t in matched)
-            cov = got / total if total else 0.0
+            cov = round(got / total, 6) if total else 0.0  # sums over sets: order varies
             key = (cov, got)
             if cov >= self._min and (lab.doc_id not in best or key > best[lab.doc_id][:2]):
                 best[lab.doc_id] = (cov, got, lab, frozenset(matched))

@@ -16,7 +16,7 @@ from hybrid_rag.models import Chunk
 from hybrid_rag.protocols import Ontology
 from hybrid_rag.rdf import Triple
 
-__all__ = ["Prepared", "prepare"]
+__all__ = ["Prepared", "prepare", "prepare_in_worker"]
 
 
 @dataclass(slots=True)
@@ -56,3 +56,32 @@ def prepare(
 
 def _ms(seconds: float) -> float:
     return round(seconds * 1000, 2)
+
+
+_WORKER_ONTOLOGIES: dict[str, Ontology] = {}
+
+
+def prepare_in_worker(
+    data: bytes,
+    name: str,
+    source: str,
+    doc_id: str,
+    ontology_spec: str,
+    chunk_size: int,
+    chunk_overlap: int,
+) -> Prepared:
+    """:func:`prepare` for a worker process: the ontology comes as its spec, loaded once."""
+    from hybrid_rag.ontology import load_ontology
+
+    ontology = _WORKER_ONTOLOGIES.get(ontology_spec)
+    if ontology is None:
+        ontology = _WORKER_ONTOLOGIES[ontology_spec] = load_ontology(ontology_spec)
+    return prepare(
+        data,
+        name=name,
+        source=source,
+        doc_id=doc_id,
+        ontology=ontology,
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
+    )
