@@ -121,9 +121,9 @@ class SparqlAttempt(_Model):
 
 
 class ChainError(_Model):
-    """A failure of one retrieval chain, reported as data instead of raised."""
+    """A failure of one retrieval chain (or of the synthesis call), reported as data."""
 
-    chain: Source
+    chain: Literal["kg", "vector", "synthesis"]
     kind: str
     message: str
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import re
 import threading
 import time
 import uuid
@@ -24,7 +25,17 @@ from hybrid_rag.errors import (
     HybridRAGError,
     StoreError,
 )
-from hybrid_rag.models import Answer, ChatMessage, DocumentInfo, IngestReport, Usage
+from hybrid_rag.models import (
+    Answer,
+    ChainError,
+    ChatMessage,
+    DocumentInfo,
+    Evidence,
+    Fact,
+    IngestReport,
+    Passage,
+    Usage,
+)
 
 if TYPE_CHECKING:
     from hybrid_rag.ask.analysis import QuestionAnalysis
@@ -500,7 +511,12 @@ class HybridRAG:
         )
         t_ch = time.perf_counter()
         answer = await self._merge(
-            analysis, kg, vec, mode=mode, scope=list(docs) if docs is not None else None
+            analysis,
+            kg,
+            vec,
+            mode=mode,
+            scope=list(docs) if docs is not None else None,
+            deadline=t0 + self.timeout,
         )
         timings = {
             "analyse_ms": _ms2(t0, t_an),
@@ -624,41 +640,40 @@ class HybridRAG:
         *,
         mode: Mode,
         scope: list[str] | None,
+        deadline: float,
     ) -> Answer:
+        """The supervisor: both chains -> one answer; one -> that one; none -> ``text=None``."""
         from hybrid_rag.ask.answer import compose_extractive
 
         facts = kg.facts if kg else []
         passages = vec.passages if vec else []
         errors = [*(kg.errors if kg else []), *(vec.errors if vec else [])]
         usage = (kg.usage if kg else Usage()) + (vec.usage if vec else Usage())
-        attempts = kg.attempts if kg else []
         composed = compose_extractive(a, facts, passages)
-        text = composed.text
+        text, citations = composed.text, list(composed.citations)
         sources: list[Literal["kg", "vector"]] = []
         if composed.used_facts or (facts and text):
             sources.append("kg")
         if composed.used_passages:
             sources.append("vector")
         generation: Literal["extractive", "llm"] = "extractive"
-        citations = list(composed.citations)
         if self.llm is not None and (facts or passages):
-            text, citations, usage, err = await self._synthesise(a, facts, passages, text, usage)
-            if err is None:
-                generation = "llm"
-                sources = [s for s, ok in (("kg", facts), ("vector", passages)) if ok]  # type: ignore[misc]
+            synth = await self._synthesise(a, facts, passages, text, deadline=deadline)
+            if isinstance(synth, ChainError):
+                errors.append(synth)
             else:
-                errors.append(err)
-        if not facts and not passages:
-            text = None
+                (text, citations, used), generation = synth, "llm"
+                usage = usage + used
+                sources = [s for s, got in (("kg", facts), ("vector", passages)) if got]  # type: ignore[misc]
         return Answer(
             question=a.question,
-            text=text,
+            text=text if facts or passages else None,
             mode=mode,
             generation=generation,
-            sources=sources,
+            sources=sources if facts or passages else [],
             facts=facts,
             passages=passages,
-            sparql=attempts,
+            sparql=kg.attempts if kg else [],
             errors=errors,
             usage=usage,
             scope=scope,
@@ -668,31 +683,30 @@ class HybridRAG:
     async def _synthesise(
         self,
         a: QuestionAnalysis,
-        facts: Sequence[Any],
-        passages: Sequence[Any],
+        facts: Sequence[Fact],
+        passages: Sequence[Passage],
         draft: str | None,
-        usage: Usage,
-    ) -> tuple[str | None, list[Any], Usage, Any]:
+        *,
+        deadline: float,
+    ) -> tuple[str, list[Evidence], Usage] | ChainError:
+        """One grounded LLM call over numbered sources, within what is left of the budget."""
         from hybrid_rag.ask.answer import synthesis_messages
-        from hybrid_rag.models import ChainError
 
         assert self.llm is not None
         messages, evidence = synthesis_messages(a.question, facts, passages, draft=draft)
-        try:
-            done = await self.llm.complete(messages)
-        except HybridRAGError as exc:
-            err = ChainError(chain="kg" if facts else "vector", kind="synthesis", message=str(exc))
-            return draft, [], usage, err
-        usage = usage + Usage(
+        done = None
+        with anyio.move_on_after(max(1.0, deadline - time.perf_counter())):
+            try:
+                done = await self.llm.complete(messages)
+            except HybridRAGError as exc:
+                return ChainError(chain="synthesis", kind="llm", message=str(exc))
+        if done is None:
+            return ChainError(chain="synthesis", kind="timeout", message="time budget spent")
+        cited = sorted({int(n) for n in re.findall(r"\[(\d+)\]", done.text)})
+        used = Usage(
             llm_calls=1, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens
         )
-        cited = {int(n) for n in __import__("re").findall(r"\[(\d+)\]", done.text)}
-        return (
-            done.text.strip(),
-            [evidence[n - 1] for n in sorted(cited) if 0 < n <= len(evidence)],
-            usage,
-            None,
-        )
+        return done.text.strip(), [evidence[n - 1] for n in cited if 0 < n <= len(evidence)], used
 
     # --- lifecycle ----------------------------------------------------------------------------
 

@@ -280,3 +280,58 @@ def test_llm_sparql_is_repaired_after_error(rag: HybridRAG) -> None:
     assert origins[:2] == ["llm", "repair"] and ans.sparql[0].error
     assert any("Danger" in f.value for f in ans.facts)
     assert ans.usage.llm_calls == 3
+
+
+class _BrokenVectors:
+    """A vector store double whose searches fail (to test graceful degradation)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def search(self, *_a: Any, **_k: Any) -> Any:
+        raise StoreError("vector index offline")
+
+
+def test_one_chain_failing_still_answers(samples: list[Path]) -> None:
+    from hybrid_rag.stores.local_vectors import LocalVectorStore
+
+    broken = _BrokenVectors(LocalVectorStore())
+    with HybridRAG(embedder="hashing", vectors=broken) as r:  # type: ignore[arg-type]
+        r.ingest_many(samples)
+        ans = r.ask("What is the UN number of Examplon Solvent 99%?")
+    assert ans.text is not None and "UN1090" in ans.text.replace(" ", "")
+    assert ans.sources == ["kg"] and ans.passages == []
+    assert any(e.chain == "vector" and "offline" in e.message for e in ans.errors)
+
+
+def test_slow_llm_is_cut_by_the_time_budget(samples: list[Path]) -> None:
+    async def slow(_messages: Sequence[ChatMessage]) -> str:
+        await asyncio.sleep(30)
+        return "never"
+
+    with HybridRAG(embedder="hashing", llm=FunctionLLM(slow), timeout=2.0) as r:
+        r.ingest_many(samples)
+        ans = r.ask("Tell me something about dangerous goods transport")
+    kinds = {(e.chain, e.kind) for e in ans.errors}
+    assert {("kg", "timeout"), ("synthesis", "timeout")} <= kinds
+    assert ans.passages and ans.text and ans.generation == "extractive"
+    assert ans.timings["total_ms"] < 10_000
+
+
+def test_follow_up_question_uses_history(rag: HybridRAG) -> None:
+    first = "What is the flash point of Samplex Acid Descaler 10%?"
+    ans = rag.ask("And what is its UN number?", history=[(first, "")])
+    assert ans.text is not None and "UN3264" in ans.text.replace(" ", "")
+
+
+def test_ingest_directory_and_bytes(samples: list[Path]) -> None:
+    with HybridRAG(embedder="hashing") as r:
+        reports = r.ingest(samples[0].parent)
+        assert isinstance(reports, list) and len(reports) == len(samples)
+        rep = r.ingest(b"Widget Oil\nFlash point: 150 \xc2\xb0C\n", name="widget-oil.txt")
+        assert not isinstance(rep, list) and rep.doc_id == "widget-oil"
+        ans = r.ask("What is the flash point of Widget Oil?")
+    assert ans.text is not None and "150 °C" in ans.text

@@ -81,14 +81,12 @@ def _filtered(a: QuestionAnalysis, facts: Sequence[Fact]) -> Composed:
         return Composed(f"None of them is stated to match '{term}'.", (), True, False)
     names = [_name(a, d, f.subject) for d, f in hits.items()]
     verb = "matches" if len(names) == 1 else "match"
-    cites = " ".join(_cite(f.evidence) for f in hits.values())
     text = f"{_join(names)} {verb} '{term}'. Evidence: " + "; ".join(
         f"{f.value} {_cite(f.evidence)}" for f in hits.values()
     )
     others = [p.label for p in a.products if p.doc_id not in hits]
     if others:
-        text += f" Not stated for {_join(others)}."
-    del cites
+        text += f" No matching statement for {_join(others)}."
     return Composed(_clip(text), tuple(f.evidence for f in hits.values()), True, False)
 
 

@@ -50,13 +50,24 @@ async def run_vector_chain(
         dense, lexical = await _both(
             qvec, question, vectors=vectors, scope=scope, depth=depth, limiter=limiter
         )
-    except HybridRAGError as exc:
-        out.errors.append(ChainError(chain="vector", kind=type(exc).__name__, message=str(exc)))
+    except (HybridRAGError, BaseExceptionGroup) as exc:
+        err = _first_error(exc)
+        out.errors.append(ChainError(chain="vector", kind=type(err).__name__, message=str(err)))
         return out
     out.passages = fuse(dense, lexical, top_k=top_k)
     if not out.passages:
         out.errors.append(ChainError(chain="vector", kind="empty", message="no passages"))
     return out
+
+
+def _first_error(exc: BaseException) -> BaseException:
+    """The library error inside a task group's exception group (re-raise anything else)."""
+    while isinstance(exc, BaseExceptionGroup):
+        errors = exc.subgroup(HybridRAGError)
+        if errors is None:
+            raise exc
+        exc = errors.exceptions[0]
+    return exc
 
 
 async def _both(
