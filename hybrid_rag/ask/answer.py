@@ -40,7 +40,15 @@ def compose_extractive(
         return _same(a, facts)
     if a.properties and a.products:
         return _lookup(a, facts, passages)
-    return _from_passages(a, passages, prefix="")
+    found = _from_passages(a, passages, prefix="")
+    if found.text is None and passages:
+        where = (
+            f"the sheet of {_join([p.label for p in a.products])}"
+            if a.products
+            else ("the documents in scope")
+        )
+        return Composed(f"Not stated: nothing in {where} answers this.", (), False, False)
+    return found
 
 
 def _cite(e: Evidence) -> str:
@@ -126,7 +134,7 @@ def _lookup(a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passa
         extra = _from_passages(a, passages, prefix="", only=a.doc_ids, limit=MAX_CHARS - len(text))
         stated = [norm(f.value) for f in facts if f.status == "stated"]
         if (
-            extra.text
+            extra.citations
             and not any(e in cites for e in extra.citations)
             and not any(v and v in norm(extra.text) for v in stated)
         ):
@@ -245,8 +253,8 @@ def _best_sentences(
             score = _window_score(p, spans, i, rank, toks, want, idf, pairs)
             if score > 0 and (best is None or score > best[0]):
                 best = (score, p, i)
-    if best is None:
-        return pool[0], _window(pool[0], 0, limit)
+    if best is None:  # no passage says anything about what was asked
+        return None
     return best[1], _window(best[1], best[2], limit)
 
 
