@@ -136,7 +136,7 @@ def _lookup(a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passa
         if (
             extra.citations
             and not any(e in cites for e in extra.citations)
-            and not any(v and v in norm(extra.text) for v in stated)
+            and not any(v and v in norm(extra.text or "") for v in stated)
         ):
             text, cites = f"{text} {extra.text}", [*cites, *extra.citations]
             used_passages = True
