@@ -9,7 +9,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -126,6 +126,40 @@ class HybridRAG:
         self._ontology: Ontology | None = None
         self._embedder: Embedder | None = None
         self._closed = False
+
+    @classmethod
+    def from_env(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        dotenv_path: str | os.PathLike[str] | None = ".env",
+        ontology: str | os.PathLike[str] | Ontology = "msds",
+        top_k: int = 6,
+        timeout: float = 30.0,
+        max_threads: int = 4,
+    ) -> HybridRAG:
+        """HANA stores when HANA settings are present, else the embedded default.
+
+        Settings come from ``env`` (default: ``os.environ``, then ``.env``, then a Cloud
+        Foundry ``VCAP_SERVICES`` binding); one log line says what was chosen. See
+        :func:`hybrid_rag.config.resolve_components` and ``docs/hana.md``.
+        """
+        from hybrid_rag.config import resolve_components
+
+        parts = resolve_components(env=env, dotenv_path=dotenv_path)
+        return cls(
+            path,
+            ontology=ontology,
+            embedder=parts.embedder,
+            graph=parts.graph,
+            vectors=parts.vectors,
+            catalog=parts.catalog,
+            llm=parts.llm,
+            top_k=top_k,
+            timeout=timeout,
+            max_threads=max_threads,
+        )
 
     def __repr__(self) -> str:
         where = str(self._path) if self._path else "memory"

@@ -1,0 +1,158 @@
+"""Choose the stores and providers from the environment (``HybridRAG.from_env``).
+
+Resolution, first match wins:
+
+1. **Stores.** HANA settings (``HANA_HOST``/``HANA_PORT``/``HANA_USER``/``HANA_PASSWORD``
+   [+ ``HANA_SCHEMA``], a ``.env`` file, or a Cloud Foundry ``VCAP_SERVICES`` hana
+   binding) -> :class:`~hybrid_rag.stores.hana.HanaGraphStore`,
+   :class:`~hybrid_rag.stores.hana.HanaVectorStore` and
+   :class:`~hybrid_rag.stores.hana.HanaCatalog` sharing one per-thread connection pool.
+   Else ``SPARQL_QUERY_URL`` (+ ``SPARQL_UPDATE_URL``, ``SPARQL_USER``/``SPARQL_PASSWORD``
+   or ``SPARQL_TOKEN``) -> :class:`~hybrid_rag.stores.sparql_http.SparqlHttpStore` for the
+   graph, embedded vectors and catalog. Else the embedded stores.
+2. **Embedder.** ``HYBRID_RAG_EMBEDDER``: ``hana`` (``VECTOR_EMBEDDING`` in the database;
+   ``HANA_EMBEDDING_MODEL``, ``HANA_EMBEDDING_DIM``), a registered provider name, or any
+   spec :func:`~hybrid_rag.providers.resolve_embedder` accepts. Unset: ``"auto"``.
+3. **LLM.** ``HYBRID_RAG_LLM``: a registered provider name. Unset: no LLM (the offline,
+   extractive path).
+
+Providers of later issues (SAP AI Core, OpenAI-compatible ...) plug in through
+:data:`LLM_PROVIDERS` and :data:`EMBEDDER_PROVIDERS`: a name mapped to a factory that
+takes the merged environment. Nothing here opens a connection; one log line says what
+was chosen (never a secret).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from hybrid_rag.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from hybrid_rag.protocols import Catalog, Embedder, GraphStore, LLMProvider, VectorStore
+    from hybrid_rag.stores.hana._connection import HanaConnectionPool
+
+__all__ = ["EMBEDDER_PROVIDERS", "LLM_PROVIDERS", "Components", "resolve_components"]
+
+log = logging.getLogger("hybrid_rag")
+
+Env = Mapping[str, str]
+
+# HOOK (providers issue): register e.g. LLM_PROVIDERS["aicore"] = aicore_llm_from_env.
+LLM_PROVIDERS: dict[str, Callable[[Env], LLMProvider]] = {}
+# HOOK (providers issue): register e.g. EMBEDDER_PROVIDERS["aicore"] = aicore_embedder_from_env.
+EMBEDDER_PROVIDERS: dict[str, Callable[[Env], Embedder]] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class Components:
+    """What :func:`resolve_components` chose; ``None`` means the embedded default.
+
+    Attributes:
+        graph: Graph store, or ``None`` for embedded Oxigraph.
+        vectors: Vector store, or ``None`` for the embedded one.
+        catalog: Catalog, or ``None`` for SQLite.
+        embedder: An embedder or an embedder spec string (``"auto"`` by default).
+        llm: An LLM provider, or ``None`` for the offline extractive path.
+        description: One line saying what was chosen (no secrets).
+    """
+
+    graph: GraphStore | None = None
+    vectors: VectorStore | None = None
+    catalog: Catalog | None = None
+    embedder: Embedder | str = "auto"
+    llm: LLMProvider | None = None
+    description: str = "embedded stores, embedder=auto, llm=none"
+
+
+def resolve_components(
+    *, env: Env | None = None, dotenv_path: str | os.PathLike[str] | None = ".env"
+) -> Components:
+    """Pick stores and providers from ``env`` (default: ``os.environ`` + ``.env``).
+
+    Args:
+        env: Variables to use instead of the process environment (no ``.env`` then).
+        dotenv_path: A ``.env`` file read when ``env`` is ``None``; ``None`` skips it.
+
+    Raises:
+        ConfigurationError: Incomplete HANA settings, ``HYBRID_RAG_EMBEDDER=hana``
+            without HANA, or an unknown ``HYBRID_RAG_LLM`` provider.
+    """
+    from hybrid_rag.stores.hana._connection import HanaSettings, merged_env
+
+    values = merged_env(env, dotenv_path)
+    settings = HanaSettings.from_env(values, dotenv_path=None)
+    pool = None
+    if settings is not None:
+        from hybrid_rag.stores.hana._connection import HanaConnectionPool
+
+        pool = HanaConnectionPool(settings)
+    graph, vectors, catalog, where = _stores(values, pool)
+    embedder, embedder_name = _embedder(values, pool)
+    llm, llm_name = _llm(values)
+    description = f"{where}, embedder={embedder_name}, llm={llm_name}"
+    log.info("hybrid_rag components: %s", description)
+    return Components(graph, vectors, catalog, embedder, llm, description)
+
+
+def _stores(
+    values: Env, pool: HanaConnectionPool | None
+) -> tuple[GraphStore | None, VectorStore | None, Catalog | None, str]:
+    if pool is not None:
+        from hybrid_rag.stores.hana import HanaCatalog, HanaGraphStore, HanaVectorStore
+
+        s = pool.settings
+        where = f"HANA stores (host={s.host}, schema={s.schema or 'user default'})"
+        return HanaGraphStore(pool=pool), HanaVectorStore(pool=pool), HanaCatalog(pool=pool), where
+    url = values.get("SPARQL_QUERY_URL")
+    if url:
+        from hybrid_rag.stores.sparql_http import SparqlHttpStore
+
+        graph = SparqlHttpStore(
+            url,
+            values.get("SPARQL_UPDATE_URL") or None,
+            username=values.get("SPARQL_USER") or None,
+            password=values.get("SPARQL_PASSWORD") or None,
+            bearer_token=values.get("SPARQL_TOKEN") or None,
+        )
+        return graph, None, None, f"SPARQL endpoint graph ({url}), embedded vectors and catalog"
+    return None, None, None, "embedded stores"
+
+
+def _embedder(values: Env, pool: HanaConnectionPool | None) -> tuple[Embedder | str, str]:
+    spec = (values.get("HYBRID_RAG_EMBEDDER") or "auto").strip()
+    key = spec.lower()
+    if key == "hana":
+        if pool is None:
+            raise ConfigurationError("HYBRID_RAG_EMBEDDER=hana needs HANA settings")
+        from hybrid_rag.stores.hana import HanaInternalEmbedder
+
+        model = values.get("HANA_EMBEDDING_MODEL") or "SAP_NEB.20240715"
+        dim = _int(values.get("HANA_EMBEDDING_DIM"), 768, "HANA_EMBEDDING_DIM")
+        return HanaInternalEmbedder(pool=pool, model=model, dim=dim), f"hana:{model}"
+    if key in EMBEDDER_PROVIDERS:
+        return EMBEDDER_PROVIDERS[key](values), key
+    return spec, spec
+
+
+def _llm(values: Env) -> tuple[LLMProvider | None, str]:
+    name = (values.get("HYBRID_RAG_LLM") or "").strip().lower()
+    if not name or name == "none":
+        return None, "none (extractive)"
+    if name not in LLM_PROVIDERS:
+        known = ", ".join(sorted(LLM_PROVIDERS)) or "none registered yet"
+        raise ConfigurationError(f"unknown HYBRID_RAG_LLM provider {name!r} (known: {known})")
+    return LLM_PROVIDERS[name](values), name
+
+
+def _int(raw: str | None, default: int, name: str) -> int:
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name} must be an integer, got {raw!r}") from None

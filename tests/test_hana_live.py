@@ -1,0 +1,92 @@
+"""The GraphStore and VectorStore contracts against a live SAP HANA Cloud instance.
+
+Skipped unless HANA settings are present (``HANA_HOST``, ``HANA_USER``, ``HANA_PASSWORD``,
+optional ``HANA_PORT``/``HANA_SCHEMA``, or a ``.env`` file / ``VCAP_SERVICES``) and
+``hdbcli`` is installed. Run with ``pytest -m integration tests/test_hana_live.py``.
+Every test writes under a unique graph base and table name and removes them afterwards.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from hybrid_rag.stores.hana import (
+    HanaCatalog,
+    HanaConnectionPool,
+    HanaGraphStore,
+    HanaSettings,
+    HanaVectorStore,
+)
+from hybrid_rag.testing._graph_contract import GraphStoreContract
+from hybrid_rag.testing._vector_contract import VectorStoreContract
+
+pytestmark = pytest.mark.integration
+# hdbcli opens its sockets in native code, outside the conftest network guard; these
+# tests only run when HANA settings are present.
+
+
+def _settings() -> HanaSettings:
+    settings = HanaSettings.from_env()
+    if settings is None:
+        pytest.skip("no HANA settings (set HANA_HOST, HANA_USER, HANA_PASSWORD; see docs/hana.md)")
+    pytest.importorskip(
+        "hdbcli", reason='live HANA tests need hdbcli: pip install "hybrid-rag[hana]"'
+    )
+    return settings
+
+
+class TestHanaGraphLive(GraphStoreContract):
+    @pytest.fixture
+    def graph_store(self) -> Iterator[HanaGraphStore]:
+        settings = _settings()
+        base = f"urn:hybrid-rag:test:{uuid.uuid4().hex[:12]}:"
+        store = HanaGraphStore(settings, graph_base=base)
+        yield store
+        cleanup = HanaGraphStore(settings, graph_base=base)
+        for doc in cleanup.doc_ids():
+            cleanup.delete(doc)
+        cleanup.close()
+
+
+class TestHanaVectorsLive(VectorStoreContract):
+    @pytest.fixture
+    def vector_store(self, dim: int) -> Iterator[HanaVectorStore]:
+        settings = _settings()
+        table = f"HR_TEST_{uuid.uuid4().hex[:10].upper()}"
+        store = HanaVectorStore(settings, table=table, dim=dim)
+        yield store
+        _drop(settings, table)
+
+
+def test_catalog_live() -> None:
+    from datetime import UTC, datetime
+
+    from hybrid_rag.models import DocumentInfo
+
+    settings = _settings()
+    table = f"HR_TEST_CAT_{uuid.uuid4().hex[:8].upper()}"
+    catalog = HanaCatalog(settings, table=table)
+    try:
+        now = datetime.now(UTC)
+        info = DocumentInfo(doc_id="a", source="a.pdf", content_hash="h", pages=1, chunks=1,
+                            triples=1, created_at=now, updated_at=now)  # fmt: skip
+        catalog.put(info)
+        assert catalog.get("a") == info and [i.doc_id for i in catalog.list()] == ["a"]
+        assert catalog.delete("a") and catalog.get("a") is None
+    finally:
+        catalog.close()
+        _drop(settings, table)
+
+
+def _drop(settings: HanaSettings, table: str) -> None:
+    with HanaConnectionPool(settings) as pool:
+        cur = pool.connection().cursor()
+        try:
+            cur.execute(f'DROP TABLE "{table}"')
+        except pool.error_types:  # the table may not have been created
+            pass
+        finally:
+            cur.close()
