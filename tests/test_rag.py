@@ -18,7 +18,7 @@ from hybrid_rag import (
     StoreError,
 )
 from hybrid_rag.models import ChatMessage
-from hybrid_rag.samples import sample_pdfs, write_pdf
+from hybrid_rag.samples import pdf_bytes, sample_pdfs, write_pdf
 from hybrid_rag.testing import FunctionLLM
 
 
@@ -126,6 +126,32 @@ def test_unknown_and_invalid_ids(rag: HybridRAG) -> None:
         rag.ask("   ")
     with pytest.raises(ConfigurationError):
         rag.ask("x", mode="graph")  # type: ignore[arg-type]
+
+
+def _encrypted_pdf() -> bytes:
+    import io
+
+    import pypdf
+
+    writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(pdf_bytes(["secret text"]))))
+    writer.encrypt(user_password="pw", owner_password="owner")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("make", "name"),
+    [
+        (_encrypted_pdf, "locked.pdf"),
+        (lambda: __import__("hybrid_rag.samples").samples.pdf_bytes([""]), "scanned.pdf"),
+    ],
+)
+def test_unreadable_pdfs_leave_stores_unchanged(rag: HybridRAG, make: Any, name: str) -> None:
+    before = _snapshot(rag)
+    with pytest.raises(DocumentError):
+        rag.ingest(make(), name=name)
+    assert _snapshot(rag) == before
 
 
 @pytest.mark.parametrize(
