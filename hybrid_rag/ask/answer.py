@@ -124,11 +124,17 @@ def _lookup(a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passa
         bits: list[str] = []
         for prop in a.properties[:3]:
             mine = [f for f in facts if f.doc_id == product.doc_id and f.predicate == prop.name]
-            bit, ev = _prop_text(prop, mine, passages, product.doc_id)
+            said = _prop_text(prop, mine, passages, product.doc_id)
+            if said is None:
+                continue
+            bit, ev = said
             used_passages |= bool(ev) and not mine
             bits.append(bit)
             cites += ev
-        parts.append(f"{product.label}: " + "; ".join(bits))
+        if bits:
+            parts.append(f"{product.label}: " + "; ".join(bits))
+    if not parts:  # only relations without extracted facts ("first aid"): read the passages
+        return _from_passages(a, passages, prefix="")
     text = ". ".join(parts) + "."
     if a.intent == "lookup" and len(a.properties) == 1 and len(text) < 200:
         extra = _from_passages(a, passages, prefix="", only=a.doc_ids, limit=MAX_CHARS - len(text))
@@ -145,7 +151,12 @@ def _lookup(a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passa
 
 def _prop_text(
     prop: PropertyDef, facts: Sequence[Fact], passages: Sequence[Passage], doc_id: str
-) -> tuple[str, list[Evidence]]:
+) -> tuple[str, list[Evidence]] | None:
+    """What the sheet says about one property: value, stated-unavailable, or not stated.
+
+    ``None`` for a relation (object property) nothing was extracted for: sheets describe
+    those in prose, which the passages answer better than "not stated" would.
+    """
     stated = [f for f in facts if f.status == "stated"]
     if stated:
         vals = list(dict.fromkeys(f.value for f in stated))[:2]
@@ -159,6 +170,8 @@ def _prop_text(
         return (f'{prop.label} not available (the sheet says "{f0.value}" {_cite(f0.evidence)})'), [
             f0.evidence
         ]
+    if prop.kind == "object":
+        return None
     return f"{prop.label} is not stated in the sheet", []
 
 
@@ -186,6 +199,9 @@ def _label_line(
 
 
 _PARTS = re.compile(r",?\s+and\s+(?=(?:what|which|how|where|when|who|why|is|are|does|do)\b)", re.I)
+_LABELLED = re.compile(
+    r"^\s*[A-Za-z][\w ()/,-]{2,40}?\s*:\s*\S"
+)  # "If swallowed: ...", "SKIN CONTACT: ..."
 _HEADING = re.compile(r"^\s*(?:SECTION\s*\d+\b|\d{1,2}(?:\.\d{1,2})+\.?\s|#{1,6}\s)", re.I)
 
 
@@ -277,9 +293,7 @@ def _window_score(
     start = spans[i][0]
     words: list[str] = []
     j = i
-    while j < len(spans) and (
-        j == i or (spans[j][1] - start <= 300 and not _HEADING.match(p.text[spans[j][0] :]))
-    ):
+    while j < len(spans) and (j == i or _continues(p.text, spans, start, j)):
         words += toks[(rank, j)]
         j += 1
     lead = set(toks[(rank, i)][:6])
@@ -295,14 +309,26 @@ def _window_score(
     return score - 0.15 * rank
 
 
+def _continues(text: str, spans: list[tuple[int, int]], start: int, j: int) -> bool:
+    """Whether sentence ``j`` still belongs to the window that starts at ``start``.
+
+    A window stops at ~300 characters, at a heading, and at a new labelled item
+    ("SKIN CONTACT: ...") once it has its own content.
+    """
+    s, e = spans[j]
+    if e - start > 300 or _HEADING.match(text[s:]):
+        return False
+    return not (_LABELLED.match(text[s:e]) and s - start > 60)
+
+
 def _window(p: Passage, idx: int, limit: int) -> str:
     """The sentence at ``idx`` and the ones after it, within ``limit`` characters (verbatim)."""
     spans = sentences(p.text)
     start, end = spans[idx]
-    for s, e in spans[idx + 1 :]:
-        if e - start > min(limit, 300) or _HEADING.match(p.text[s:]):
+    for j in range(idx + 1, len(spans)):
+        if spans[j][1] - start > limit or not _continues(p.text, spans, start, j):
             break
-        end = e
+        end = spans[j][1]
     return re.sub(r"\s+", " ", p.text[start:end]).strip()
 
 
