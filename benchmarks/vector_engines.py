@@ -11,7 +11,7 @@ single-document filtered search (exact scan over one document's ~1000 rows).
 Usage::
 
     python benchmarks/vector_engines.py --sizes 100000 1000000 --dim 384 --queries 200
-    python benchmarks/vector_engines.py --sizes 1000000 --engines exact hnswlib usearch-f16
+    python benchmarks/vector_engines.py --sizes 1000000 --engines exact usearch-f32 usearch-f16
 
 Results are merged into ``benchmarks/results/vector_engines.json`` (one record per
 size/engine/setting).
@@ -41,6 +41,7 @@ ALL_ENGINES = [
     "exact",
     "exact-f16-rerank",
     "hnswlib",
+    "usearch-f32",
     "usearch-f16",
     "usearch-i8",
     "usearch-exact-i8",
@@ -166,6 +167,9 @@ def build_hnswlib(data: np.ndarray, tmp: str) -> tuple[list[tuple[str, Searcher]
 
 
 def _build_usearch(dtype: str) -> Callable[..., tuple[list[tuple[str, Searcher]], str]]:
+    """usearch HNSW (M=16, efC=100); settings: plain top-K, and the store's mode (fetch
+    4K candidates, re-rank them exactly from the float32 matrix)."""
+
     def build(data: np.ndarray, tmp: str) -> tuple[list[tuple[str, Searcher]], str]:
         from usearch.index import Index
 
@@ -182,6 +186,14 @@ def _build_usearch(dtype: str) -> Callable[..., tuple[list[tuple[str, Searcher]]
                 return index.search(q, K, threads=1).keys
 
             out.append((f"{dtype} M=16 efC=100 ef={ef}", search))
+        for ef in (64, 128, 256):
+
+            def rerank(q: np.ndarray, ef: int = ef) -> np.ndarray:
+                index.expansion_search = ef
+                c = index.search(q, 4 * K, threads=1).keys.astype(np.int64)
+                return c[topk(data[c] @ q, K)]
+
+            out.append((f"{dtype} M=16 efC=100 ef={ef} rerank 40", rerank))
         return out, f"{tmp}/u.usearch"
 
     return build
@@ -268,6 +280,7 @@ BUILDERS: dict[str, Callable[..., tuple[list[tuple[str, Searcher]], str]]] = {
     "exact": build_exact,
     "exact-f16-rerank": build_exact_f16,
     "hnswlib": build_hnswlib,
+    "usearch-f32": _build_usearch("f32"),
     "usearch-f16": _build_usearch("f16"),
     "usearch-i8": _build_usearch("i8"),
     "usearch-exact-i8": build_usearch_exact_i8,

@@ -114,7 +114,8 @@ def _clustered(n: int, dim: int, seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     centers = rng.standard_normal((40, dim))
     x = centers[rng.integers(0, 40, n)] + 0.8 * rng.standard_normal((n, dim))
-    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    out: np.ndarray = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    return out
 
 
 def test_ann_path_keeps_recall_and_honours_deletes(tmp_path: Path) -> None:
@@ -147,7 +148,7 @@ def test_ann_path_keeps_recall_and_honours_deletes(tmp_path: Path) -> None:
         # re-add a document: its rows reuse freed slots and are found by HNSW
         store.replace("D0", make_chunks("D0", ["back"]), data[:1])
         assert store.search(data[0], k=1)[0].chunk.chunk_id == "D0:0"
-    assert (tmp_path / "hnsw.bin").exists()
+    assert (tmp_path / "ann.usearch").exists()
     with LocalVectorStore(tmp_path, ann_threshold=100) as again:
         assert again.search(data[0], k=1)[0].chunk.chunk_id == "D0:0"
         assert again._ann is not None  # loaded from disk, not rebuilt
@@ -180,3 +181,86 @@ def test_bm25_rebuild_is_lazy() -> None:
         store.replace("B", make_chunks("B", ["acetone again"]), unit_vectors(1, 4))
         assert store._bm25 is None
         assert len(store.keyword_search("acetone", k=5)) == 2
+
+
+def _fill(store: LocalVectorStore, data: np.ndarray, per_doc: int = 100) -> None:
+    """One document ``D<d>`` per ``per_doc`` rows; chunk id suffix = global row number."""
+    for d in range(len(data) // per_doc):
+        rows = range(d * per_doc, (d + 1) * per_doc)
+        chunks = [
+            c.model_copy(update={"chunk_id": f"D{d}:{r}"})
+            for c, r in zip(make_chunks(f"D{d}", [f"t{r}" for r in rows]), rows, strict=True)
+        ]
+        store.replace(f"D{d}", chunks, data[d * per_doc : (d + 1) * per_doc])
+
+
+def test_index_file_reused_on_reopen_and_stale_one_rebuilt(tmp_path: Path) -> None:
+    data = _clustered(1000, 16, seed=7)
+    with LocalVectorStore(tmp_path, dim=16, ann_threshold=100) as store:
+        _fill(store, data)
+        assert store.search(data[3], k=1)[0].chunk.chunk_id == "D0:3"
+    file = tmp_path / "ann.usearch"
+    assert file.exists()
+    with LocalVectorStore(tmp_path, ann_threshold=100) as again:
+        assert len(again) == 1000
+        loaded = again._ann
+        assert loaded is not None  # read from ann.usearch on open, not built
+        assert again.search(data[3], k=1)[0].chunk.chunk_id == "D0:3"
+        assert again._ann is loaded
+        again.replace("D0", make_chunks("D0", ["new"]), data[500:501])  # file now stale
+        with LocalVectorStore(tmp_path, ann_threshold=100) as third:
+            assert len(third) == 901
+            assert third._ann is None  # the staleness flag forbids the old file
+            hits = third.search(data[500], k=2)
+            assert {h.chunk.chunk_id for h in hits} == {"D0:0", "D5:500"}
+            assert third._ann is not None and len(third._ann) == 901
+    with LocalVectorStore(tmp_path, ann_threshold=100) as fourth:
+        assert len(fourth) == 901
+        assert fourth._ann is not None and len(fourth._ann) == 901
+    # other index settings or a damaged file: ignored and rebuilt
+    with LocalVectorStore(tmp_path, ann_threshold=100, hnsw_m=8) as other:
+        assert len(other) == 901
+        assert other._ann is None
+        assert other.search(data[500], k=1)[0].score == pytest.approx(1.0, abs=1e-5)
+    file.write_bytes(b"not an index" * 10)
+    with LocalVectorStore(tmp_path, ann_threshold=100, hnsw_m=8) as damaged:
+        assert len(damaged) == 901
+        assert damaged._ann is None
+        assert len(damaged.search(data[7], k=5)) == 5
+
+
+def test_old_hnswlib_file_is_ignored(tmp_path: Path) -> None:
+    data = _clustered(300, 8, seed=2)
+    with LocalVectorStore(tmp_path, dim=8) as store:
+        _fill(store, data)
+        store._open().execute("INSERT OR REPLACE INTO meta VALUES ('ann_ok', '1')")
+    (tmp_path / "hnsw.bin").write_bytes(b"\0" * 64)
+    with LocalVectorStore(tmp_path, ann_threshold=100) as store:
+        assert len(store) == 300
+        assert store._ann is None
+        assert store.search(data[42], k=1)[0].chunk.chunk_id == "D0:42"
+    assert (tmp_path / "ann.usearch").exists()
+    assert not (tmp_path / "hnsw.bin").exists()
+
+
+@pytest.mark.parametrize("oversample", [1, 4])
+def test_large_filter_over_fetches_then_falls_back(tmp_path: Path, oversample: int) -> None:
+    dim, n = 32, 4000
+    data = _clustered(n, dim, seed=11)
+    rng = np.random.default_rng(3)
+    with LocalVectorStore(dim=dim, ann_threshold=100, ann_oversample=oversample) as store:
+        _fill(store, data)
+        hits = total = 0
+        for i in range(40):
+            docs = sorted(rng.choice(40, 15, replace=False).tolist())
+            rows = np.concatenate([np.arange(d * 100, (d + 1) * 100) for d in docs])
+            q = data[rows[i * 7 % len(rows)]]
+            truth = set(rows[np.argsort(-(data[rows] @ q))[:10]].tolist())
+            got = store.search(q, k=10, doc_ids=[f"D{d}" for d in docs])
+            assert len(got) == 10
+            assert all(int(h.chunk.doc_id[1:]) in docs for h in got)
+            assert [h.score for h in got] == sorted((h.score for h in got), reverse=True)
+            hits += len(truth & {int(h.chunk.chunk_id.split(":")[1]) for h in got})
+            total += 10
+        assert store._ann is not None  # the index was asked
+        assert hits / total >= 0.95

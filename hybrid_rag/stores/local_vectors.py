@@ -2,15 +2,19 @@
 
 Layout under ``path`` (a folder): ``chunks.sqlite3`` (chunk records, text, the matrix row
 of each chunk), ``vectors.f32`` (raw row-major float32 matrix, L2-normalised rows) and,
-once a large collection has been searched, ``hnsw.bin`` (the hnswlib index).
+once a large collection has been searched, ``ann.usearch`` (the usearch HNSW index; a
+``hnsw.bin`` left by an older version is ignored).
 
 Search strategy (chosen by measurement, see ``docs/benchmarks.md``):
 
 * a search restricted to documents scans exactly the rows of those documents (a document
-  of ~1000 chunks takes well under a millisecond);
+  of ~1000 chunks takes well under a millisecond); only a filter covering more than
+  ``ann_threshold`` rows asks the HNSW index for extra candidates and keeps those in the
+  filter, falling back to the exact scan when fewer than ``k`` survive;
 * an unrestricted search scans every row exactly while the collection holds at most
-  ``ann_threshold`` rows, and uses an hnswlib HNSW index (built lazily, updated in place)
-  above it; its candidates are re-scored from the matrix.
+  ``ann_threshold`` rows, and uses a usearch HNSW index (built lazily, updated in place)
+  above it; its candidates (``ann_oversample`` x ``k``) are re-scored exactly from the
+  float32 matrix.
 
 Deleted or replaced rows are freed and reused by later writes, so the files never need
 compaction. BM25 (``bm25s``) is rebuilt lazily on the first keyword search after a change.
@@ -123,6 +127,8 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc_id, page, start, seq);
 """
 _COLS = 'slot, chunk_id, doc_id, page, start, "end", text, section'
+_ANN_FILE = "ann.usearch"
+_ANN_OK = "ann_usearch_ok"  # "1": ann.usearch matches the data; hnsw.bin used "ann_ok"
 
 
 def _row_chunk(row: tuple[Any, ...]) -> Chunk:
@@ -184,9 +190,14 @@ class LocalVectorStore:
             ``replace``.
         ann_threshold: Above this many live rows an unrestricted search uses the HNSW
             index instead of an exact scan.
-        ef_search: HNSW search breadth (raised to ``k`` when smaller).
-        hnsw_m: HNSW graph degree.
-        ef_construction: HNSW build breadth.
+        ef_search: HNSW search breadth, usearch ``expansion_search`` (raised to the
+            number of candidates fetched when smaller).
+        hnsw_m: HNSW graph degree, usearch ``connectivity``.
+        ef_construction: HNSW build breadth, usearch ``expansion_add``.
+        ann_dtype: How the index stores its copy of the vectors: ``"f16"`` (half the
+            memory; candidates are re-scored in float32 anyway) or ``"f32"``.
+        ann_oversample: The index returns ``ann_oversample * k`` candidates, re-ranked
+            exactly; more costs little and lifts recall.
 
     Thread-safe: every call holds one lock. Use as a context manager or call
     :meth:`close`.
@@ -201,15 +212,22 @@ class LocalVectorStore:
         ef_search: int = 256,
         hnsw_m: int = 16,
         ef_construction: int = 100,
+        ann_dtype: str = "f16",
+        ann_oversample: int = 4,
     ) -> None:
         if dim is not None and dim < 1:
             raise ConfigurationError(f"dim must be positive, got {dim}")
         if ann_threshold < 0 or ef_search < 1 or hnsw_m < 2 or ef_construction < 1:
             raise ConfigurationError("ann_threshold, ef_search, hnsw_m, ef_construction too small")
+        if ann_dtype not in ("f16", "f32"):
+            raise ConfigurationError(f"ann_dtype must be 'f16' or 'f32', got {ann_dtype!r}")
+        if ann_oversample < 1:
+            raise ConfigurationError(f"ann_oversample must be >= 1, got {ann_oversample}")
         self._path = Path(path) if path is not None else None
         self._dim = dim
         self._ann_threshold = ann_threshold
         self._ef, self._m, self._efc = ef_search, hnsw_m, ef_construction
+        self._ann_dtype, self._oversample = ann_dtype, ann_oversample
         self._lock = threading.RLock()
         self._db: sqlite3.Connection | None = None
         self._mat: _Matrix | None = None
@@ -429,10 +447,10 @@ class LocalVectorStore:
                 slots = self._slots_of(doc_ids)
                 if len(slots) <= max(self._ann_threshold, 1) or len(slots) < k:
                     return self._exact(q, slots, k)
-                return self._ann_search(q, k, slots)
+                return self._ann_filtered(q, k, slots)
             if int(self._alive.sum()) <= self._ann_threshold:
                 return self._exact_all(q, k)
-            return self._ann_search(q, k, None)
+            return self._ann_search(q, k)
 
     def _query_vector(self, vector: F32) -> F32:
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
@@ -507,18 +525,40 @@ class LocalVectorStore:
     # ------------------------------------------------------------------ HNSW
 
     def _ann_file(self) -> Path | None:
-        return self._path / "hnsw.bin" if self._path is not None else None
+        return self._path / _ANN_FILE if self._path is not None else None
+
+    def _new_index(self) -> Any:
+        from usearch.index import Index
+
+        assert self._dim is not None
+        return Index(
+            ndim=self._dim,
+            metric="ip",
+            dtype=self._ann_dtype,
+            connectivity=self._m,
+            expansion_add=self._efc,
+            expansion_search=self._ef,
+        )
 
     def _load_ann(self, db: sqlite3.Connection) -> None:
+        """Reuse ``ann.usearch`` if SQLite says it is current and it fits the settings."""
         file = self._ann_file()
-        if file is None or not file.exists() or self._meta(db, "ann_ok") != "1":
+        if file is None or not file.exists() or self._meta(db, _ANN_OK) != "1":
             return
-        import hnswlib
+        from usearch.index import Index
 
-        index = hnswlib.Index(space="ip", dim=self._dim)
         try:
-            index.load_index(str(file), max_elements=max(len(self._alive), 1))
-        except RuntimeError:
+            index = Index.restore(str(file), expansion_add=self._efc, expansion_search=self._ef)
+        except (ValueError, RuntimeError, OSError):
+            return
+        if (
+            index is None
+            or index.ndim != self._dim
+            or str(index.metric_kind) != "MetricKind.IP"
+            or str(index.dtype) != f"ScalarKind.{self._ann_dtype.upper()}"
+            or index.connectivity != self._m
+            or len(index) != int(self._alive.sum())
+        ):
             return
         self._ann, self._ann_saved, self._ann_disk_ok = index, True, True
 
@@ -528,23 +568,20 @@ class LocalVectorStore:
             return
         self._sync_ann()
         if not self._ann_saved:
-            self._ann.save_index(str(file))
-            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('ann_ok', '1')")
+            self._ann.save(str(file))
+            self._db.execute(f"INSERT OR REPLACE INTO meta VALUES ('{_ANN_OK}', '1')")
             self._ann_saved = self._ann_disk_ok = True
+            with contextlib.suppress(OSError):  # the hnswlib index of older versions
+                (file.parent / "hnsw.bin").unlink(missing_ok=True)
 
     def _sync_ann(self) -> None:
         """Build the HNSW index, or apply the writes and deletes made since."""
-        import hnswlib
-
         assert self._mat is not None
         if self._ann is None:
-            index = hnswlib.Index(space="ip", dim=self._dim)
-            index.init_index(
-                max_elements=max(len(self._alive), 1024), M=self._m, ef_construction=self._efc
-            )
+            index = self._new_index()
             live = np.flatnonzero(self._alive)
             if len(live):
-                index.add_items(self._mat.data[live], live)
+                index.add(live, self._mat.data[live], threads=0)
             self._ann, self._ann_pending, self._ann_saved = index, set(), False
         elif self._ann_pending:
             self._apply_pending()
@@ -552,45 +589,59 @@ class LocalVectorStore:
             self._mark_ann_stale(self._db)
 
     def _apply_pending(self) -> None:
+        """Drop every changed row's key (freed or rewritten), then add the live ones."""
         assert self._mat is not None
         pending = np.array(sorted(self._ann_pending), dtype=np.int64)
-        if self._ann.get_max_elements() < len(self._alive):
-            self._ann.resize_index(len(self._alive))
+        self._ann.remove(pending)  # unknown keys are ignored
         live = pending[self._alive[pending]]
         if len(live):
-            self._ann.add_items(self._mat.data[live], live)
-        for slot in pending[~self._alive[pending]]:
-            with contextlib.suppress(RuntimeError):  # never indexed or already deleted
-                self._ann.mark_deleted(int(slot))
+            self._ann.add(live, self._mat.data[live], threads=0)
         self._ann_pending, self._ann_saved = set(), False
 
     def _mark_ann_stale(self, db: sqlite3.Connection) -> None:
-        """Record that ``hnsw.bin`` no longer matches the data (it is rebuilt on reopen)."""
+        """Record that ``ann.usearch`` no longer matches the data (rebuilt on reopen)."""
         if self._ann_disk_ok:
-            db.execute("INSERT OR REPLACE INTO meta VALUES ('ann_ok', '0')")
+            db.execute(f"INSERT OR REPLACE INTO meta VALUES ('{_ANN_OK}', '0')")
             self._ann_disk_ok = False
 
-    def _ann_search(self, q: F32, k: int, slots: I64 | None) -> list[VectorHit]:
-        assert self._mat is not None
+    def _ann_candidates(self, q: F32, count: int) -> I64:
         self._sync_ann()
-        self._ann.set_ef(max(self._ef, k))
-        filt = None
-        if slots is not None:
-            mask = np.zeros(len(self._alive), dtype=bool)
-            mask[slots] = True
+        self._ann.expansion_search = max(self._ef, count)
+        keys = self._ann.search(q, count, threads=1).keys
+        return np.asarray(keys, dtype=np.int64)
 
-            def filt(label: int) -> bool:
-                return bool(mask[label])
-
-        k = min(k, int(self._alive.sum()) if slots is None else len(slots))
-        try:
-            labels, _ = self._ann.knn_query(q, k=k, num_threads=1, filter=filt)
-        except RuntimeError:  # too few reachable elements: fall back to exact
-            return self._exact_all(q, k) if slots is None else self._exact(q, slots, k)
-        cand = labels[0].astype(np.int64)
+    def _rerank(self, q: F32, cand: I64, k: int) -> list[VectorHit]:
+        assert self._mat is not None
         scores = self._mat.data[cand] @ q
-        order = np.argsort(-scores, kind="stable")
+        order = np.argsort(-scores, kind="stable")[:k]
         return self._hits(cand[order], scores[order])
+
+    def _ann_search(self, q: F32, k: int) -> list[VectorHit]:
+        """Unrestricted top-``k``: ``ann_oversample * k`` HNSW candidates, re-ranked."""
+        live = int(self._alive.sum())
+        k = min(k, live)
+        cand = self._ann_candidates(q, min(live, self._oversample * k))
+        if len(cand) < k:  # graph too sparse to reach k rows (tiny index): exact
+            return self._exact_all(q, k)
+        return self._rerank(q, cand, k)
+
+    def _ann_filtered(self, q: F32, k: int, slots: I64) -> list[VectorHit]:
+        """Top-``k`` within a large filter: over-fetch from the index, keep the filter's rows.
+
+        Fetches enough candidates that ``oversample * k`` of them are expected to fall in
+        the filter if it were spread evenly; when fewer than ``k`` survive (the filter is
+        far from the query), scans the filter's rows exactly.
+        """
+        live = int(self._alive.sum())
+        share = len(slots) / max(live, 1)
+        count = min(live, int(np.ceil(self._oversample * k / share)))
+        cand = self._ann_candidates(q, count)
+        mask = np.zeros(len(self._alive), dtype=bool)
+        mask[slots] = True
+        kept = cand[mask[cand]]
+        if len(kept) < k:
+            return self._exact(q, slots, k)
+        return self._rerank(q, kept, k)
 
     # ------------------------------------------------------------------ BM25
 
