@@ -6,10 +6,10 @@ import sqlite3
 import threading
 from datetime import datetime
 from pathlib import Path
-from types import TracebackType
 
 from hybrid_rag.errors import StoreError
 from hybrid_rag.models import DocumentInfo
+from hybrid_rag.stores._closing import Closing
 
 __all__ = ["SqliteCatalog"]
 
@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS documents (
 """
 
 
-class SqliteCatalog:
+class SqliteCatalog(Closing):
     """The :class:`~hybrid_rag.protocols.Catalog` of the embedded default.
 
     Args:
@@ -94,17 +94,6 @@ class SqliteCatalog:
                 self._conn.close()
                 self._conn = None
             self._closed = True
-
-    def __enter__(self) -> SqliteCatalog:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def _iso(ts: datetime) -> str:

@@ -39,9 +39,10 @@ import numpy.typing as npt
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.models import Chunk
 from hybrid_rag.protocols import VectorHit
+from hybrid_rag.stores._closing import Closing
 
 if TYPE_CHECKING:
-    from typing import Self
+    pass
 
 __all__ = ["LocalVectorStore", "tokenize"]
 
@@ -181,7 +182,7 @@ class _Matrix:
             self.data.flush()
 
 
-class LocalVectorStore:
+class LocalVectorStore(Closing):
     """Embedded, persistent :class:`~hybrid_rag.protocols.VectorStore` (dense + BM25).
 
     Args:
@@ -244,17 +245,6 @@ class LocalVectorStore:
         self._closed = False
 
     # ------------------------------------------------------------------ lifecycle
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         """Persist the matrix and the HNSW index, close the database; idempotent."""

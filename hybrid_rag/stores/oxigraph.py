@@ -23,13 +23,13 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from hybrid_rag import _vocab
 from hybrid_rag.ask.sparql import validate_query
 from hybrid_rag.errors import ConfigurationError, InvalidDocIdError, StoreError
 from hybrid_rag.rdf import SparqlResult, Term, Triple
+from hybrid_rag.stores._closing import Closing
 
 if TYPE_CHECKING:
     from pyoxigraph import Store
@@ -43,7 +43,7 @@ _ENGINE_ERRORS = (OSError, SyntaxError, ValueError, RuntimeError, TypeError)
 _UNION_MIN_GRAPHS = 8  # below this the per-graph dataset is as fast as the union check
 
 
-class OxigraphGraphStore:
+class OxigraphGraphStore(Closing):
     """A :class:`~hybrid_rag.protocols.GraphStore` backed by pyoxigraph.
 
     Args:
@@ -110,17 +110,6 @@ class OxigraphGraphStore:
                 store.flush()
             except OSError as exc:
                 raise StoreError(f"cannot flush oxigraph store: {exc}") from exc
-
-    def __enter__(self) -> OxigraphGraphStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- protocol ----------------------------------------------------------------------
 

@@ -25,7 +25,6 @@ import re
 import threading
 import time
 from collections.abc import Sequence
-from types import TracebackType
 from typing import Any
 from xml.etree import ElementTree
 
@@ -33,6 +32,7 @@ from hybrid_rag import _vocab
 from hybrid_rag.ask.sparql import validate_query, with_dataset
 from hybrid_rag.errors import ConfigurationError, InvalidDocIdError, StoreError
 from hybrid_rag.rdf import SparqlResult, Term, Triple
+from hybrid_rag.stores._closing import Closing
 
 __all__ = [
     "SparqlHttpStore",
@@ -204,7 +204,7 @@ def doc_ids_from(result: SparqlResult, graph_base: str) -> list[str]:
 # -- the store --------------------------------------------------------------------------
 
 
-class SparqlHttpStore:
+class SparqlHttpStore(Closing):
     """A :class:`~hybrid_rag.protocols.GraphStore` over the SPARQL 1.1 Protocol.
 
     Args:
@@ -356,17 +356,6 @@ class SparqlHttpStore:
             client, self._client, self._closed = self._client, None, True
         if client is not None:
             client.close()
-
-    def __enter__(self) -> SparqlHttpStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def _checked(response: Any) -> Any:

@@ -21,12 +21,12 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any, TypeVar
 
 from pydantic import SecretStr
 
 from hybrid_rag.errors import ConfigurationError, StoreError
+from hybrid_rag.stores._closing import Closing
 
 __all__ = [
     "HanaConnectionPool",
@@ -275,7 +275,7 @@ class _Slot:
     last_used: float
 
 
-class HanaConnectionPool:
+class HanaConnectionPool(Closing):
     """Per-thread hdbcli connections: a connection is only ever used by one thread.
 
     Args:
@@ -396,17 +396,6 @@ class HanaConnectionPool:
             slots, self._slots, self._closed = self._slots, [], True
         for slot in slots:
             _close_quietly(slot.conn)
-
-    def __enter__(self) -> HanaConnectionPool:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def _alive(slot: _Slot) -> bool:

@@ -9,11 +9,11 @@ created on first use when ``SYS.TABLES`` does not list it.
 from __future__ import annotations
 
 import threading
-from types import TracebackType
 from typing import Any
 
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.models import DocumentInfo
+from hybrid_rag.stores._closing import Closing
 from hybrid_rag.stores.hana._connection import (
     HanaConnectionPool,
     HanaSettings,
@@ -30,7 +30,7 @@ _COLUMNS = (
 )
 
 
-class HanaCatalog:
+class HanaCatalog(Closing):
     """A :class:`~hybrid_rag.protocols.Catalog` stored in a HANA column table.
 
     Args:
@@ -121,17 +121,6 @@ class HanaCatalog:
     def close(self) -> None:
         """Close the pool's connections; idempotent."""
         self._pool.close()
-
-    def __enter__(self) -> HanaCatalog:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def _create_sql(table: str) -> str:

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from types import TracebackType
 from typing import Any, Literal
 
 from hybrid_rag import _vocab
 from hybrid_rag.ask.sparql import validate_query, with_dataset
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.rdf import SparqlResult, Triple
+from hybrid_rag.stores._closing import Closing
 from hybrid_rag.stores.hana._connection import HanaConnectionPool, HanaSettings, engine_message
 from hybrid_rag.stores.sparql_http import (
     LIST_GRAPHS,
@@ -57,7 +57,7 @@ _ACCEPT = {
 }
 
 
-class HanaGraphStore:
+class HanaGraphStore(Closing):
     """A :class:`~hybrid_rag.protocols.GraphStore` on SAP HANA Cloud's KG engine.
 
     Args:
@@ -182,17 +182,6 @@ class HanaGraphStore:
     def close(self) -> None:
         """Close the connections of the pool; idempotent."""
         self._pool.close()
-
-    def __enter__(self) -> HanaGraphStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def _text(body: Any) -> str:

@@ -28,7 +28,6 @@ import threading
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, Literal
 
 import numpy as np
@@ -37,6 +36,7 @@ import numpy.typing as npt
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.models import Chunk
 from hybrid_rag.protocols import VectorHit
+from hybrid_rag.stores._closing import Closing
 from hybrid_rag.stores.hana._connection import (
     HanaConnectionPool,
     HanaSettings,
@@ -98,7 +98,7 @@ def _parse_vector(value: Any) -> F32:
     return np.asarray(list(value), dtype=np.float32)
 
 
-class HanaVectorStore:
+class HanaVectorStore(Closing):
     """A :class:`~hybrid_rag.protocols.VectorStore` on SAP HANA Cloud.
 
     Args:
@@ -387,17 +387,6 @@ class HanaVectorStore:
     def close(self) -> None:
         """Close the pool's connections; idempotent (HANA persists every commit)."""
         self._pool.close()
-
-    def __enter__(self) -> HanaVectorStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def _create_sql(table: str, vector_type: str, dim: int) -> str:
