@@ -36,6 +36,7 @@ from hybrid_rag.models import (
     Passage,
     Usage,
 )
+from hybrid_rag.stores._closing import Closing
 
 if TYPE_CHECKING:
     from hybrid_rag.ask.analysis import QuestionAnalysis
@@ -61,7 +62,7 @@ Mode = Literal["hybrid", "kg", "vector"]
 History = Sequence[ChatMessage | tuple[str, str]]
 
 
-class HybridRAG:
+class HybridRAG(Closing):
     """Ingest documents into a knowledge graph and a vector index; answer with citations.
 
     Args:
@@ -756,17 +757,6 @@ class HybridRAG:
     async def aclose(self) -> None:
         """Async twin of :meth:`close`."""
         await anyio.to_thread.run_sync(self.close)
-
-    def __enter__(self) -> HybridRAG:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     async def __aenter__(self) -> HybridRAG:
         return self
