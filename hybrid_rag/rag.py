@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
 import os
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 __all__ = ["HybridRAG"]
 
 log = logging.getLogger("hybrid_rag")
+_STORE_META = "store.json"
 
 Source = str | os.PathLike[str] | bytes
 Mode = Literal["hybrid", "kg", "vector"]
@@ -179,12 +181,44 @@ class HybridRAG(Closing):
 
     @property
     def embedder(self) -> Embedder:
-        """The embedder (resolved on first use)."""
+        """The embedder (resolved on first use).
+
+        A store under ``path`` remembers the embedder that built it (``store.json``):
+        ``"auto"`` then means that embedder, and a different one raises
+        :class:`~hybrid_rag.errors.ConfigurationError` instead of silently ranking
+        chunks with vectors of another model.
+        """
+        return self._resolve_embedder()
+
+    def _resolve_embedder(self) -> Embedder:
         if self._embedder is None:
             from hybrid_rag.providers import resolve_embedder
 
-            self._embedder = resolve_embedder(self._embedder_spec)
+            recorded = self._recorded_embedder()
+            spec = self._embedder_spec
+            if spec == "auto" and recorded is not None:
+                spec = "local" if not recorded.startswith("hashing") else recorded
+            embedder = resolve_embedder(spec)
+            if recorded is not None and embedder.name != recorded:
+                raise ConfigurationError(
+                    f"the store at {self._path} was built with the {recorded!r} embedder, "
+                    f"not {embedder.name!r}: open it with that embedder or use a new path"
+                )
+            self._embedder = embedder
         return self._embedder
+
+    def _recorded_embedder(self) -> str | None:
+        meta = None if self._path is None else self._path / _STORE_META
+        if meta is None or not meta.is_file():
+            return None
+        value = json.loads(meta.read_text(encoding="utf-8")).get("embedder")
+        return value if isinstance(value, str) else None
+
+    def _record_embedder(self) -> None:
+        if self._path is not None and self._recorded_embedder() is None:
+            self._path.mkdir(parents=True, exist_ok=True)
+            meta = {"embedder": self.embedder.name, "dim": self.embedder.dim}
+            (self._path / _STORE_META).write_text(json.dumps(meta), encoding="utf-8")
 
     @property
     def graph(self) -> GraphStore:
@@ -352,6 +386,7 @@ class HybridRAG(Closing):
         t0 = time.perf_counter()
         if doc_id is not None:
             validate_doc_id(doc_id)
+        self._resolve_embedder()  # fail early (store mismatch) rather than inside a task
         data, fname, label = await anyio.to_thread.run_sync(
             lambda: read_source(source, name=name), limiter=limiter
         )
@@ -385,6 +420,7 @@ class HybridRAG(Closing):
             updated_at=now,
         )
         await anyio.to_thread.run_sync(lambda: self.catalog.put(info), limiter=limiter)
+        self._record_embedder()
         self._index = None
         timings = {**prep.timings, "total_ms": _ms(t0)}
         log.info("ingested", extra={"doc_id": did, "chunks": info.chunks, "triples": info.triples})
@@ -535,6 +571,7 @@ class HybridRAG(Closing):
 
         t0 = time.perf_counter()
         question = _check_question(question, mode)
+        self._resolve_embedder()  # fail early (store mismatch) rather than inside a task
         scope, scoped = await self._scope(docs)
         index = self._product_index(scope)
         analysis = analyse(question, index=index, ontology=self.ontology)

@@ -238,6 +238,8 @@ def test_persistence_across_reopen(samples: list[Path], tmp_path: Path) -> None:
     with HybridRAG(tmp_path / "store", embedder="hashing") as r:
         assert len(r.documents()) == len(samples)
         assert r.ask("What is the UN number of Examplon Solvent 99%?").text == first
+        kg = r.ask("What is the UN number of Examplon Solvent 99%?", mode="kg")
+        assert kg.errors == [] and kg.facts  # the graph reopened in the same process
         assert {x.status for x in r.ingest_many(samples)} == {"skipped"}
 
 
@@ -361,3 +363,17 @@ def test_ingest_directory_and_bytes(samples: list[Path]) -> None:
         assert not isinstance(rep, list) and rep.doc_id == "widget-oil"
         ans = r.ask("What is the flash point of Widget Oil?")
     assert ans.text is not None and "150 °C" in ans.text
+
+
+def test_store_remembers_its_embedder(samples: list[Path], tmp_path: Path) -> None:
+    from hybrid_rag.testing import FakeEmbedder
+
+    with HybridRAG(tmp_path / "s", embedder="hashing") as r:
+        r.ingest(samples[0])
+    with HybridRAG(tmp_path / "s") as r:  # "auto" means the store's own embedder
+        assert r.embedder.name == "hashing-384"
+    with (
+        HybridRAG(tmp_path / "s", embedder=FakeEmbedder(dim=384)) as r,
+        pytest.raises(ConfigurationError, match="built with the 'hashing-384' embedder"),
+    ):
+        r.ask("What is the flash point of Examplon Solvent 99%?")

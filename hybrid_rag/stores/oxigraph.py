@@ -16,6 +16,7 @@ tags and IRIs round-trip exactly.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import re
 import threading
@@ -105,11 +106,18 @@ class OxigraphGraphStore(Closing):
         """Flush and release the store; idempotent. Later calls raise StoreError."""
         with self._lock:
             store, self._store, self._closed = self._store, None, True
-        if store is not None and self._path is not None:
-            try:
-                store.flush()
-            except OSError as exc:
-                raise StoreError(f"cannot flush oxigraph store: {exc}") from exc
+        if store is None or self._path is None:
+            return
+        try:
+            store.flush()
+        except OSError as exc:
+            raise StoreError(f"cannot flush oxigraph store: {exc}") from exc
+        finally:
+            # RocksDB holds its directory lock until the Store is freed; query results
+            # and rdflib parse caches can keep it alive in reference cycles, so collect
+            # now: reopening the same path in this process must work.
+            del store
+            gc.collect()
 
     # -- protocol ----------------------------------------------------------------------
 
