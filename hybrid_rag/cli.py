@@ -1,0 +1,575 @@
+"""The ``hybrid-rag`` command: ingest, ask, docs, forget, demo and eval.
+
+Imported only by the console script (``hybrid-rag = "hybrid_rag.cli:main"``), never by
+``import hybrid_rag``, so typer and rich stay out of the library's import time.
+Errors print one line and a hint (``--debug`` shows the traceback); see ``docs/cli.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import click
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from hybrid_rag import _cli_eval as ev
+from hybrid_rag._cli_render import (
+    IngestProgress,
+    answer_view,
+    documents_table,
+    eval_table,
+    failures_table,
+    ingest_summary,
+)
+from hybrid_rag.errors import (
+    ConfigurationError,
+    DocumentError,
+    DocumentNotFoundError,
+    HybridRAGError,
+    InvalidDocIdError,
+    StoreError,
+)
+from hybrid_rag.evaluation import summarise
+from hybrid_rag.models import IngestReport
+from hybrid_rag.rag import HybridRAG
+
+__all__ = ["DEFAULT_STORE", "app", "demo", "main"]
+
+DEFAULT_STORE = Path(".hybrid_rag")
+"""The persistent store the commands (and ``examples/quickstart.py``) use by default."""
+
+app = typer.Typer(
+    name="hybrid-rag",
+    help="Agentic hybrid RAG: documents -> knowledge graph + chunks; answers with page citations.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+class AskMode(StrEnum):
+    """Which chains answer: both, the knowledge graph only, or the vectors only."""
+
+    hybrid = "hybrid"
+    kg = "kg"
+    vector = "vector"
+
+
+class EvalMode(StrEnum):
+    """An ask mode, or ``all`` for the three side by side."""
+
+    hybrid = "hybrid"
+    kg = "kg"
+    vector = "vector"
+    all = "all"
+
+
+class Scope(StrEnum):
+    """Eval question scope: the whole store, or each question's listed documents."""
+
+    all = "all"
+    listed = "listed"
+
+
+class EmbedderName(StrEnum):
+    """Embedder choice: local MiniLM when installed (auto), offline hashing, or local."""
+
+    auto = "auto"
+    hashing = "hashing"
+    local = "local"
+
+
+_state: dict[str, bool] = {"debug": False}
+
+StoreOpt = Annotated[
+    Path, typer.Option("--store", help="Store folder (persistent).", file_okay=False)
+]
+EmbedderOpt = Annotated[
+    EmbedderName | None,
+    typer.Option(
+        "--embedder",
+        help="auto (local MiniLM when installed, else hashing), hashing or local. "
+        "Default: the one the store was built with, else auto.",
+    ),
+]
+
+
+# --- errors --------------------------------------------------------------------------------
+
+
+_HINTS: list[tuple[type[BaseException], str]] = [
+    (DocumentNotFoundError, "list the ingested documents with `hybrid-rag docs`"),
+    (InvalidDocIdError, "doc ids use 1-128 characters from A-Z a-z 0-9 _ . -"),
+    (DocumentError, "check that the file is a readable PDF, text or Markdown file"),
+    (
+        StoreError,
+        "use the same --embedder as at ingest; if the store is damaged, re-ingest into a "
+        "new --store",
+    ),
+    (ConfigurationError, "see the command's --help"),
+    (ImportError, "install the missing extra named above"),
+    (OSError, "check the path and its permissions"),
+]
+
+
+def _fail(message: str, hint: str, code: int = 1) -> NoReturn:
+    err = Console(stderr=True, highlight=False)
+    err.print(Text(f"error: {message}", style="bold red"), soft_wrap=True)
+    err.print(Text(f"hint: {hint}", style="yellow"), soft_wrap=True)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def _guard() -> Iterator[None]:
+    """Turn any exception into one readable line plus a hint (``--debug``: re-raise)."""
+    try:
+        yield
+    except (typer.Exit, click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+        raise
+    except KeyboardInterrupt:
+        _fail("interrupted", "a persistent store is left consistent; re-run to resume", 130)
+    except Exception as exc:
+        if _state["debug"]:
+            raise
+        hint = next((h for t, h in _HINTS if isinstance(exc, t)), None)
+        if hint is None:
+            _fail(f"{type(exc).__name__}: {exc}", "unexpected; re-run with --debug for details")
+        _fail(str(exc) or type(exc).__name__, hint)
+
+
+def _existing_store(store: Path) -> Path:
+    if not store.is_dir():
+        _fail(
+            f"no store at {store}",
+            f"ingest documents first: hybrid-rag ingest PATH --store {store}"
+            + ("" if store == DEFAULT_STORE else " (or pass the right --store)"),
+        )
+    return store
+
+
+_EMBEDDER_FILE = "cli-embedder.json"
+
+
+def _resolved(name: str) -> str:
+    if name != "auto":
+        return name
+    from hybrid_rag.providers import local_model_available
+
+    return "local" if local_model_available() else "hashing"
+
+
+def _recorded_embedder(store: Path) -> str | None:
+    file = store / _EMBEDDER_FILE
+    if not file.is_file():
+        return None
+    value = json.loads(file.read_text(encoding="utf-8")).get("embedder")
+    return value if isinstance(value, str) else None
+
+
+def _embedder_for(store: Path | None, requested: EmbedderName | None) -> str:
+    """The embedder a store was built with wins; a different explicit one is an error."""
+    recorded = _recorded_embedder(store) if store is not None else None
+    if requested is None:
+        return recorded or _resolved("auto")
+    name = _resolved(requested.value)
+    if recorded is not None and recorded != name:
+        _fail(
+            f"the store at {store} was built with the {recorded!r} embedder, not {name!r}",
+            "omit --embedder (the store's own is used) or use a new --store",
+        )
+    return name
+
+
+def _record(store: Path | None, name: str) -> None:
+    """Remember the embedder a store is built with (next to the store's own files)."""
+    if store is not None and _recorded_embedder(store) is None:
+        store.mkdir(parents=True, exist_ok=True)
+        (store / _EMBEDDER_FILE).write_text(json.dumps({"embedder": name}), encoding="utf-8")
+
+
+def _open(store: Path | None, embedder: EmbedderName | None, *, record: bool = False) -> HybridRAG:
+    name = _embedder_for(store, embedder)
+    if record:
+        _record(store, name)
+    return HybridRAG(store, embedder=name)
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks and debug logs.")] = False,
+) -> None:
+    """Agentic hybrid RAG over a knowledge graph and text chunks, with page citations."""
+    _state["debug"] = debug or os.environ.get("HYBRID_RAG_DEBUG", "") not in ("", "0")
+    level = logging.DEBUG if _state["debug"] else logging.ERROR
+    logging.basicConfig(level=level, stream=sys.stderr, force=True)
+    for handler in logging.getLogger().handlers:  # some libraries set DEBUG on their logger
+        handler.setLevel(level)
+
+
+# --- ingest --------------------------------------------------------------------------------
+
+
+def _expand(paths: Sequence[Path]) -> list[Path]:
+    from hybrid_rag.ingest.load import iter_files
+
+    files: list[Path] = []
+    for p in paths:
+        if not p.exists():
+            _fail(f"no such file or directory: {p}", "check the path")
+        files += iter_files(p) if p.is_dir() else [p]
+    return list(dict.fromkeys(files))
+
+
+def _ingest_with_id(rag: HybridRAG, path: Path, doc_id: str) -> IngestReport:
+    try:
+        report = rag.ingest(path, doc_id=doc_id)
+    except HybridRAGError as exc:
+        if isinstance(exc, InvalidDocIdError):
+            raise
+        return IngestReport(
+            doc_id=doc_id,
+            source=str(path),
+            status="failed",
+            content_hash="",
+            error=f"{type(exc).__name__}: {exc}",
+        )
+    assert isinstance(report, IngestReport)
+    return report
+
+
+def _run_ingest(
+    rag: HybridRAG,
+    files: Sequence[Path],
+    *,
+    console: Console,
+    concurrency: int,
+    doc_id: str | None = None,
+    quiet: bool = False,
+) -> tuple[list[IngestReport], float]:
+    t0 = time.perf_counter()
+    with IngestProgress(console, len(files), quiet=quiet) as bar:
+        if doc_id is not None:
+            reports = [_ingest_with_id(rag, files[0], doc_id)]
+            bar.update(reports[0])
+        else:
+            reports = rag.ingest_many(files, concurrency=concurrency, progress=bar.update)
+    return reports, time.perf_counter() - t0
+
+
+def _print_reports(console: Console, reports: Sequence[IngestReport], seconds: float) -> None:
+    console.print(ingest_summary(reports, seconds))
+    failed = failures_table(reports)
+    if failed is not None:
+        console.print(failed)
+
+
+@app.command()
+def ingest(
+    paths: Annotated[
+        list[Path], typer.Argument(help="Files and folders (folders are searched recursively).")
+    ],
+    store: StoreOpt = DEFAULT_STORE,
+    doc_id: Annotated[
+        str | None, typer.Option("--doc-id", help="Id for the document (one file only).")
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, max=64, help="Documents in flight.")
+    ] = 4,
+    allow_failures: Annotated[
+        bool,
+        typer.Option("--allow-failures", help="Exit 0 even when some documents failed."),
+    ] = False,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Ingest documents: same bytes are skipped, changed bytes replace the old version.
+
+    Exit code 0 only when no document failed (or with --allow-failures).
+    """
+    console = Console(highlight=False)
+    with _guard():
+        files = _expand(paths)
+        if not files:
+            _fail("no supported documents found", "give .pdf, .txt or .md files or folders")
+        if doc_id is not None and len(files) != 1:
+            _fail(f"--doc-id needs exactly one file, got {len(files)}", "ingest one file")
+        with _open(store, embedder, record=True) as rag:
+            reports, seconds = _run_ingest(
+                rag, files, console=console, concurrency=concurrency, doc_id=doc_id
+            )
+        _print_reports(console, reports, seconds)
+    if any(r.status == "failed" for r in reports) and not allow_failures:
+        raise typer.Exit(1)
+
+
+# --- ask, docs, forget ---------------------------------------------------------------------
+
+
+def _split_ids(docs: str | None) -> list[str] | None:
+    if docs is None:
+        return None
+    ids = [d.strip() for d in docs.split(",") if d.strip()]
+    if not ids:
+        _fail("--docs is empty", "give comma-separated doc ids, e.g. --docs a,b")
+    return ids
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question (quote it).")],
+    store: StoreOpt = DEFAULT_STORE,
+    docs: Annotated[
+        str | None, typer.Option("--docs", help="Comma-separated doc ids to search (default all).")
+    ] = None,
+    mode: Annotated[AskMode, typer.Option("--mode", help="Which chains answer.")] = AskMode.hybrid,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the Answer as JSON.")] = False,
+    top_k: Annotated[
+        int | None, typer.Option("--top-k", min=1, help="Passages from the vector chain.")
+    ] = None,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Ask a question: the answer, facts with page citations, passages, SPARQL, timings."""
+    with _guard():
+        scope = _split_ids(docs)
+        with _open(_existing_store(store), embedder) as rag:
+            if not rag.documents():
+                _fail(f"the store at {store} has no documents", "run `hybrid-rag ingest PATH`")
+            answer = rag.ask(question, docs=scope, mode=mode.value, top_k=top_k)
+        if as_json:
+            sys.stdout.write(answer.model_dump_json(indent=2) + "\n")
+        else:
+            Console(highlight=False).print(answer_view(answer))
+
+
+@app.command("docs")
+def docs_cmd(
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the entries as JSON.")] = False,
+) -> None:
+    """List the ingested documents."""
+    with _guard(), _open(_existing_store(store), None) as rag:
+        docs = rag.documents()
+    if as_json:
+        sys.stdout.write(json.dumps([d.model_dump(mode="json") for d in docs], indent=2) + "\n")
+    else:
+        Console(highlight=False).print(documents_table(docs))
+
+
+@app.command()
+def forget(
+    doc_id: Annotated[str, typer.Argument(help="The doc id to remove (see `hybrid-rag docs`).")],
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """Remove a document from the catalog, the graph and the vectors."""
+    with _guard(), _open(_existing_store(store), None) as rag:
+        rag.forget(doc_id)
+    Console(highlight=False).print(Text(f"forgot {doc_id}"))
+
+
+# --- demo ----------------------------------------------------------------------------------
+
+_REAL = [
+    ("acetone-hplc-grade-6732361021b8a.pdf", "What is the flash point of Acetone, HPLC Grade?"),
+    (
+        "hydrofluoric-acid-49-solution-electroniccleanroom-grade-673b6a82d80db.pdf",
+        "What should be done after skin contact with Hydrofluoric Acid 49% Solution?",
+    ),
+    ("ethyl-acetate-995-acs-grade-673392eb02d41.pdf", None),
+]
+_SAMPLE_QUESTIONS = [
+    "What is the flash point of Examplon Solvent 99%?",
+    "What should I do if Samplex Acid Descaler gets into my eyes?",
+]
+
+
+def _corpus_candidates(corpus: Path | None) -> list[Path]:
+    if corpus is not None:
+        return [corpus]
+    return [
+        Path.cwd().parent / "shared" / "corpus" / "sds",
+        Path(__file__).resolve().parents[2] / "shared" / "corpus" / "sds",
+    ]
+
+
+def demo_documents(corpus: Path | None = None) -> tuple[list[Path], list[str]]:
+    """The quickstart's sheets: three real ones when the corpus is there, else the samples."""
+    for root in _corpus_candidates(corpus):
+        folder = root / "laballey"
+        if all((folder / name).is_file() for name, _q in _REAL):
+            return [folder / n for n, _q in _REAL], [q for _n, q in _REAL if q]
+    from hybrid_rag.samples import sample_pdfs
+
+    folder = Path(tempfile.mkdtemp(prefix="hybrid_rag_samples_"))
+    return sample_pdfs(folder), list(_SAMPLE_QUESTIONS)
+
+
+def _demo_line(r: IngestReport) -> str:
+    counts = f"{r.pages} pages, {r.chunks} chunks, {r.triples} triples"
+    return f"{r.status:9s} {r.doc_id}: {counts}" + (f" ({r.error})" if r.error else "")
+
+
+def demo(
+    store: Path = DEFAULT_STORE,
+    *,
+    corpus: Path | None = None,
+    embedder: str = "auto",
+    console: Console | None = None,
+) -> int:
+    """What ``examples/quickstart.py`` does: ingest a few sheets, ask two questions.
+
+    Args:
+        store: Persistent store folder (a second run skips unchanged documents).
+        corpus: The ``sds`` corpus folder; default ``../shared/corpus/sds`` when present,
+            else the sample sheets shipped with the library.
+        embedder: Embedder spec for :class:`HybridRAG`.
+        console: Where to print (default stdout).
+
+    Returns:
+        The exit code (0).
+    """
+    out = console or Console(highlight=False)
+    paths, questions = demo_documents(corpus)
+    with HybridRAG(store, embedder=embedder) as rag:
+        for r in rag.ingest_many(paths):
+            out.print(Text(_demo_line(r)))
+        for question in questions:
+            answer = rag.ask(question)
+            out.print(Text(f"\nQ: {question}\nA: {answer.text}"))
+            for e in answer.citations[:3]:
+                out.print(Text(f'   cited: {e.doc_id}, page {e.page}: "{e.quote[:90]}"'))
+            total = answer.timings.get("total_ms")
+            out.print(Text(f"   sources={answer.sources} total={total} ms"))
+    return 0
+
+
+@app.command("demo")
+def demo_cmd(
+    store: StoreOpt = DEFAULT_STORE,
+    corpus: Annotated[
+        Path | None,
+        typer.Option("--corpus", help="The sds corpus folder (default ../shared/corpus/sds)."),
+    ] = None,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """The quickstart: ingest a few Safety Data Sheets, ask two questions with citations."""
+    with _guard():
+        name = _embedder_for(store, embedder)
+        _record(store, name)
+        demo(store, corpus=corpus, embedder=name)
+
+
+# --- eval ----------------------------------------------------------------------------------
+
+
+def _eval_ingest(
+    rag: HybridRAG, plan: ev.EvalPlan, console: Console, concurrency: int
+) -> list[IngestReport]:
+    files = plan.sources
+    console.print(Text(f"ingesting {len(files)} documents ({len(plan.qa_docs)} named by the QA)"))
+    reports, seconds = _run_ingest(rag, files, console=console, concurrency=concurrency, quiet=True)
+    _print_reports(console, reports, seconds)
+    return reports
+
+
+def _latency(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    modes = dict.fromkeys(r["mode"] for r in rows)
+    return {m: statistics.median(r["latency_ms"] for r in rows if r["mode"] == m) for m in modes}
+
+
+def _write_summary(
+    path: Path,
+    payload: dict[str, Any],
+    reports: Sequence[IngestReport],
+    summary: dict[str, dict[str, float]],
+    latency: dict[str, float],
+) -> None:
+    failed = [{"source": r.source, "error": r.error} for r in reports if r.status == "failed"]
+    payload = {
+        **payload,
+        "documents": len(reports),
+        "failed": failed,
+        "summary": summary,
+        "p50_latency_ms": latency,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+
+
+@app.command("eval")
+def eval_cmd(
+    qa: Annotated[Path, typer.Argument(help="QA file (JSONL).", exists=True, dir_okay=False)],
+    corpus: Annotated[
+        Path, typer.Option("--corpus", help="Folder the QA 'docs' paths are relative to.")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Results: one JSON line per question.")],
+    store: Annotated[
+        Path | None,
+        typer.Option("--store", help="Persistent store (default: a fresh in-memory store)."),
+    ] = None,
+    mode: Annotated[EvalMode, typer.Option("--mode", help="Ask mode, or all.")] = EvalMode.hybrid,
+    scope: Annotated[
+        Scope, typer.Option("--scope", help="all: the whole store; listed: each item's docs.")
+    ] = Scope.all,
+    extra: Annotated[
+        list[Path] | None, typer.Option("--extra", help="Folder of distractor documents (repeat).")
+    ] = None,
+    extra_list: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--extra-list",
+            metavar="FILE[:DIR]",
+            help="File of document names in DIR (relative to --corpus; default --corpus).",
+        ),
+    ] = None,
+    summary_out: Annotated[
+        Path | None, typer.Option("--summary-out", help="Also write the summary as JSON.")
+    ] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=64)] = 4,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Ingest a QA file's documents (plus distractors), ask every question, grade, summarise."""
+    console = Console(highlight=False)
+    with _guard():
+        items = ev.load_qa(qa)
+        plan = ev.plan_sources(items, corpus, extra_dirs=extra or [], extra_lists=extra_list or [])
+        modes = ev.MODES if mode is EvalMode.all else (mode.value,)
+        t0 = time.perf_counter()
+        with _open(store, embedder, record=True) as rag:
+            reports = _eval_ingest(rag, plan, console, concurrency)
+            ids = ev.map_doc_ids(plan, reports) if scope is Scope.listed else None
+            rows = ev.ask_all(rag, items, modes, doc_ids=ids)
+        ev.write_rows(out, rows)
+        summary, latency = summarise(rows), _latency(rows)
+        console.print(eval_table(summary, latency))
+        console.print(Text(f"{len(rows)} answers written to {out}", style="dim"))
+        if summary_out is not None:
+            payload = {
+                "qa": str(qa),
+                "modes": list(modes),
+                "scope": scope.value,
+                "embedder": _embedder_for(store, embedder),
+                "seconds": round(time.perf_counter() - t0, 1),
+            }
+            _write_summary(summary_out, payload, reports, summary, latency)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point (``hybrid-rag``)."""
+    app(args=list(argv) if argv is not None else None, prog_name="hybrid-rag")
+
+
+if __name__ == "__main__":
+    main()

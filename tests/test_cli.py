@@ -1,0 +1,296 @@
+"""The ``hybrid-rag`` command, driven through its real typer app (and once as a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from hybrid_rag.cli import app
+from hybrid_rag.models import Answer
+from hybrid_rag.samples import sample_pdfs
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "sds"
+EVAL = CORPUS.parents[1] / "eval"
+
+runner = CliRunner()
+
+
+def run(*args: str | Path) -> Any:
+    """Invoke the CLI in-process (stdout is not a terminal: plain progress lines).
+
+    Commands run one after another in this process on the same store path, which also
+    checks that a closed store releases its files for the next command.
+    """
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return sample_pdfs(tmp_path_factory.mktemp("samples"))
+
+
+@pytest.fixture(scope="module")
+def store(samples: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store with the three sample sheets, built by `hybrid-rag ingest`."""
+    path = tmp_path_factory.mktemp("cli") / "store"
+    result = run("ingest", samples[0].parent, "--store", path, "--embedder", "hashing")
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def assert_one_line_error(result: Any, *needles: str) -> None:
+    assert result.exit_code != 0
+    assert "Traceback" not in result.output
+    assert "error: " in result.output and "hint: " in result.output
+    for needle in needles:
+        assert needle in result.output
+
+
+# --- packaging -----------------------------------------------------------------------------
+
+
+def test_help_lists_every_command() -> None:
+    result = run("--help")
+    assert result.exit_code == 0
+    for command in ("ingest", "ask", "docs", "forget", "demo", "eval"):
+        assert command in result.output
+
+
+def test_library_import_does_not_load_the_cli_stack() -> None:
+    code = "import sys, hybrid_rag; print(sorted({'typer', 'rich', 'click'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_console_script_entry_point_runs(tmp_path: Path) -> None:
+    code = "import sys; from hybrid_rag.cli import main; sys.argv[0] = 'hybrid-rag'; main()"
+    out = subprocess.run(
+        [sys.executable, "-c", code, "docs", "--store", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 1
+    assert "error: no store at" in out.stderr and "Traceback" not in out.stderr
+
+
+# --- ingest --------------------------------------------------------------------------------
+
+
+def test_ingest_prints_plain_lines_and_summary(store: Path, samples: list[Path]) -> None:
+    result = run("ingest", *samples, "--store", store)
+    assert result.exit_code == 0, result.output
+    assert result.output.count("] skipped ") == 3  # same bytes: nothing rewritten
+    assert "[1/3]" in result.output and "Ingest summary" in result.output
+
+
+def test_ingest_failure_sets_exit_code_and_names_reason(
+    tmp_path: Path, samples: list[Path]
+) -> None:
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.4 this is not really a pdf")
+    args = ("ingest", samples[0], broken, "--store", tmp_path / "s", "--embedder", "hashing")
+    result = run(*args)
+    assert result.exit_code == 1
+    assert "Failed documents" in result.output and "broken.pdf" in result.output
+    assert "Traceback" not in result.output
+    tolerant = run(*args, "--allow-failures")
+    assert tolerant.exit_code == 0
+    assert " skipped " in tolerant.output and " failed " in tolerant.output
+
+
+def test_ingest_with_doc_id(tmp_path: Path, samples: list[Path]) -> None:
+    s = tmp_path / "s"
+    result = run("ingest", samples[0], "--doc-id", "my-doc", "--store", s, "--embedder", "hashing")
+    assert result.exit_code == 0, result.output
+    listed = run("docs", "--store", s, "--json")
+    assert [d["doc_id"] for d in json.loads(listed.output)] == ["my-doc"]
+    two = run("ingest", *samples[:2], "--doc-id", "x", "--store", s)
+    assert_one_line_error(two, "--doc-id needs exactly one file")
+
+
+def test_ingest_missing_path_is_a_readable_error(tmp_path: Path) -> None:
+    result = run("ingest", tmp_path / "nope.pdf", "--store", tmp_path / "s")
+    assert_one_line_error(result, "no such file or directory")
+
+
+# --- ask -----------------------------------------------------------------------------------
+
+
+def test_ask_shows_answer_facts_passages_sparql_and_timings(store: Path) -> None:
+    result = run("ask", "What is the flash point of Examplon Solvent 99%?", "--store", store)
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "-18 °C" in out
+    assert "Facts" in out and "examplon-solvent-99" in out
+    assert "Passages" in out and "SPARQL" in out and "SELECT" in out
+    assert "timings:" in out and "usage:" in out
+
+
+def test_ask_json_is_the_answer_model(store: Path) -> None:
+    q = "What is the flash point of Examplon Solvent 99%?"
+    result = run("ask", q, "--store", store, "--json", "--mode", "kg")
+    assert result.exit_code == 0, result.output
+    answer = Answer.model_validate_json(result.output)
+    assert answer.mode == "kg" and answer.sources == ["kg"], result.output
+    assert answer.facts and answer.facts[0].evidence.page == 1
+
+
+def test_ask_docs_restricts_scope(store: Path) -> None:
+    q = "What should I do after eye contact?"
+    result = run("ask", q, "--store", store, "--json", "--docs", "demoline-glass-cleaner")
+    answer = Answer.model_validate_json(result.output)
+    assert answer.scope == ["demoline-glass-cleaner"]
+    assert {p.doc_id for p in answer.passages} <= {"demoline-glass-cleaner"}
+    bad = run("ask", q, "--store", store, "--docs", "acetone")
+    assert_one_line_error(bad, "unknown document id 'acetone'", "hybrid-rag docs")
+
+
+def test_ask_errors_are_one_line_with_a_hint(tmp_path: Path, store: Path) -> None:
+    assert_one_line_error(run("ask", "x?", "--store", tmp_path / "none"), "no store at")
+    assert_one_line_error(run("ask", "   ", "--store", store), "question must be")
+    mismatch = run("ask", "x?", "--store", store, "--embedder", "local")
+    assert_one_line_error(mismatch, "built with the 'hashing' embedder")
+
+
+def test_debug_shows_the_exception(store: Path) -> None:
+    result = run("--debug", "ask", "x?", "--store", store, "--docs", "acetone")
+    assert result.exit_code == 1
+    assert type(result.exception).__name__ == "DocumentNotFoundError"
+
+
+# --- docs, forget, demo --------------------------------------------------------------------
+
+
+def test_docs_and_forget(tmp_path: Path, samples: list[Path]) -> None:
+    s = tmp_path / "s"
+    assert run("ingest", *samples, "--store", s, "--embedder", "hashing").exit_code == 0
+    table = run("docs", "--store", s)
+    assert table.exit_code == 0 and "3 documents" in table.output
+    assert run("forget", "examplon-solvent-99", "--store", s).exit_code == 0
+    ids = [d["doc_id"] for d in json.loads(run("docs", "--store", s, "--json").output)]
+    assert ids == ["demoline-glass-cleaner", "samplex-acid-descaler-10"]
+    again = run("forget", "examplon-solvent-99", "--store", s)
+    assert_one_line_error(again, "unknown document id", "hybrid-rag docs")
+
+
+def test_demo_ingests_samples_and_answers(tmp_path: Path) -> None:
+    args = ("demo", "--store", tmp_path / "s", "--corpus", tmp_path / "no-corpus")
+    result = run(*args, "--embedder", "hashing")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("ingested ") == 3
+    assert "Q: What is the flash point of Examplon Solvent 99%?" in result.output
+    assert "-18 °C" in result.output and "cited: examplon-solvent-99, page 1" in result.output
+    second = run(*args)  # the store remembers its embedder; unchanged sheets are skipped
+    assert second.exit_code == 0 and second.output.count("skipped ") == 3
+
+
+# --- eval ----------------------------------------------------------------------------------
+
+
+def _qa_file(tmp_path: Path) -> Path:
+    items = [
+        {
+            "id": "S1",
+            "type": "fact",
+            "question": "What is the flash point of Examplon Solvent 99%?",
+            "docs": ["samples/examplon-solvent-99.pdf"],
+            "accept": ["-18 °C"],
+            "evidence": [{"page": 1, "quote": "Flash point: -18 °C (closed cup)"}],
+        },
+        {
+            "id": "S2",
+            "type": "fact",
+            "question": "What is the pH of Demoline Glass Cleaner?",
+            "docs": ["samples/demoline-glass-cleaner.pdf"],
+            "accept": ["10.5"],
+            "evidence": [{"page": 1, "quote": "pH: 10.5"}],
+        },
+        {
+            "id": "S3",
+            "type": "unanswerable",
+            "question": "What is the odour threshold of Brokenex Cleaner?",
+            "docs": ["samples/brokenex.pdf"],
+            "accept": [],
+            "evidence": [],
+        },
+    ]
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text("".join(json.dumps(i) + "\n" for i in items))
+    return qa
+
+
+@pytest.fixture
+def eval_corpus(tmp_path: Path) -> Path:
+    corpus = tmp_path / "corpus"
+    sample_pdfs(corpus / "samples")
+    (corpus / "samples" / "brokenex.pdf").write_bytes(b"%PDF-1.4 broken")
+    return corpus
+
+
+def test_eval_all_modes_goes_on_past_a_failed_document(tmp_path: Path, eval_corpus: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    summary = tmp_path / "summary.json"
+    result = run(
+        "eval", _qa_file(tmp_path), "--corpus", eval_corpus, "--mode", "all",
+        "--out", out, "--summary-out", summary, "--embedder", "hashing",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "brokenex.pdf" in result.output and "Failed documents" in result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 9 and {r["mode"] for r in rows} == {"hybrid", "kg", "vector"}
+    keys = {"id", "type", "question", "mode", "answer", "sources", "facts", "passages"}
+    assert keys | {"sparql", "llm_calls", "latency_ms", "correct"} <= set(rows[0])
+    by = {(r["id"], r["mode"]): r for r in rows}
+    assert by["S1", "hybrid"]["correct"] and by["S2", "kg"]["correct"]
+    assert ("S3", "hybrid") in by  # asked and scored although its document failed
+    data = json.loads(summary.read_text())
+    assert data["summary"]["hybrid"]["overall"] >= 2 / 3 and len(data["failed"]) == 1
+    for mode in ("hybrid", "kg", "vector"):
+        assert mode in result.output
+
+
+def test_eval_scope_listed_and_extras(tmp_path: Path, eval_corpus: Path) -> None:
+    names = tmp_path / "names.txt"
+    names.write_text("samplex-acid-descaler-10.pdf\n")
+    out = tmp_path / "r.jsonl"
+    result = run(
+        "eval", _qa_file(tmp_path), "--corpus", eval_corpus, "--scope", "listed",
+        "--extra-list", f"{names}:samples", "--out", out, "--embedder", "hashing",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "ingesting 4 documents (3 named by the QA)" in result.output
+    rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert {p["doc_id"] for p in rows["S1"]["passages"]} == {"examplon-solvent-99"}
+    assert rows["S3"]["correct"]  # empty scope: abstains
+
+
+def test_eval_bad_inputs_are_readable(tmp_path: Path, eval_corpus: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x"}\n')
+    result = run("eval", bad, "--corpus", eval_corpus, "--out", tmp_path / "o.jsonl")
+    assert_one_line_error(result, "missing field(s)")
+    qa = _qa_file(tmp_path)
+    nolist = run("eval", qa, "--corpus", eval_corpus, "--out", tmp_path / "o.jsonl",
+                 "--extra-list", tmp_path / "missing.txt")  # fmt: skip
+    assert_one_line_error(nolist, "--extra-list file not found")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (EVAL / "qa-public.jsonl").is_file(), reason="shared eval set absent")
+def test_eval_public_set_reproduces_reference_numbers(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.json"
+    result = run(
+        "eval", EVAL / "qa-public.jsonl", "--corpus", CORPUS, "--mode", "all",
+        "--extra-list", f"{EVAL / 'public-docs.txt'}:laballey", "--extra", CORPUS / "libman",
+        "--out", tmp_path / "r.jsonl", "--summary-out", summary, "--embedder", "hashing",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    got = json.loads(summary.read_text())["summary"]
+    assert got["hybrid"]["overall"] >= 0.95
+    assert got["hybrid"]["overall"] >= got["kg"]["overall"] >= got["vector"]["overall"]
