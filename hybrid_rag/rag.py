@@ -82,10 +82,11 @@ class HybridRAG(Closing):
         timeout: seconds for one question (the slower chain is cut, never both).
         max_threads: worker threads for blocking store and CPU work.
         processes: parse and extract in spawned worker processes during
-            ``ingest_many`` so the CPU-bound part of ingest uses every core (needs the
-            usual ``if __name__ == "__main__":`` guard in scripts, as any
-            multiprocessing code; the ontology must be given by name or path). Off by
-            default; the ``hybrid-rag`` command turns it on.
+            ``ingest_many`` (batches of 4+ documents) so the CPU-bound part of ingest
+            uses every core; the ontology must be given by name or path. ``None``
+            (default): on when that is safe, i.e. in notebooks and REPLs, and in scripts
+            when called under ``if __name__ == "__main__":`` (an unguarded script would be
+            re-run by each spawned worker, so it gets threads).
 
     Example:
         >>> rag = HybridRAG()                                   # doctest: +SKIP
@@ -108,7 +109,7 @@ class HybridRAG(Closing):
         top_k: int = 6,
         timeout: float = 30.0,
         max_threads: int = 4,
-        processes: bool = False,
+        processes: bool | None = None,
     ) -> None:
         if chunk_size < 100 or not 0 <= chunk_overlap < chunk_size // 2:
             raise ConfigurationError("chunk_size must be >= 100 and 0 <= chunk_overlap < size/2")
@@ -440,8 +441,12 @@ class HybridRAG(Closing):
 
     def _process_pool(self, n_items: int, concurrency: int) -> ProcessPoolExecutor | None:
         """Worker processes for a batch (spawned: safe with the threads stores run)."""
+        from hybrid_rag._spawn import spawn_is_safe
+
         workers = min(os.cpu_count() or 1, max(1, concurrency), n_items)
-        if not self._processes or workers < 2 or self._ontology_name() is None:
+        if workers < 2 or self._ontology_name() is None or self._processes is False:
+            return None
+        if self._processes is None and (n_items < 4 or not spawn_is_safe()):
             return None
         return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
 
