@@ -20,7 +20,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
-import click
 import typer
 from rich.console import Console
 from rich.text import Text
@@ -138,7 +137,7 @@ def _guard() -> Iterator[None]:
     """Turn any exception into one readable line plus a hint (``--debug``: re-raise)."""
     try:
         yield
-    except (typer.Exit, click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+    except (typer.Exit, typer.Abort, typer.BadParameter):  # typer's own exits pass through
         raise
     except KeyboardInterrupt:
         _fail("interrupted", "a persistent store is left consistent; re-run to resume", 130)

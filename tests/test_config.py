@@ -18,7 +18,7 @@ from hybrid_rag.stores.hana import (
     HanaSettings,
     HanaVectorStore,
 )
-from hybrid_rag.stores.hana._connection import _parse_dotenv
+from hybrid_rag.stores.hana._connection import read_dotenv
 from hybrid_rag.stores.sparql_http import SparqlHttpStore
 from hybrid_rag.testing.fakes import FunctionLLM
 
@@ -114,9 +114,11 @@ def test_dotenv_file_is_read_and_environment_wins(
         HanaSettings.from_env(dotenv_path=tmp_path / "missing.env")
 
 
-def test_tiny_dotenv_parser_without_python_dotenv() -> None:
-    parsed = _parse_dotenv("A=1\nexport B = two # note\nC='x # y'\n# D=4\nbad line\n")
-    assert parsed == {"A": "1", "B": "two", "C": "x # y"}
+def test_dotenv_file_is_read_with_python_dotenv(tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    env.write_text("A=1\nexport B = two # note\nC='x # y'\n# D=4\n", encoding="utf-8")
+    assert read_dotenv(env) == {"A": "1", "B": "two", "C": "x # y"}
+    assert read_dotenv(tmp_path / "absent.env") == {}
 
 
 def test_hana_internal_embedder_and_provider_hooks(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -197,30 +197,13 @@ def merged_env(
 
 
 def read_dotenv(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Variables of a ``.env`` file (python-dotenv when installed); missing file: empty."""
+    """Variables of a ``.env`` file, read with python-dotenv; a missing file gives none."""
+    from dotenv import dotenv_values
+
     file = Path(path)
     if not file.is_file():
         return {}
-    try:
-        from dotenv import dotenv_values
-    except ImportError:
-        return _parse_dotenv(file.read_text(encoding="utf-8"))
     return {k: v for k, v in dotenv_values(file).items() if v is not None}
-
-
-def _parse_dotenv(text: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for line in text.splitlines():
-        m = re.match(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$", line)
-        if not m or line.lstrip().startswith("#"):
-            continue
-        value = m.group(2)
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        elif " #" in value:
-            value = value.split(" #", 1)[0].rstrip()
-        out[m.group(1)] = value
-    return out
 
 
 def _from_vars(values: Mapping[str, str]) -> dict[str, Any] | None:
