@@ -66,7 +66,7 @@ def _ranked(a: QuestionAnalysis, facts: Sequence[Fact]) -> Composed:
     order = list(best.values())
     top, rest = order[0], order[1:]
     word = "highest" if a.intent == "max" else "lowest"
-    head = f"{_name(a, top.doc_id, top.subject)} has the {word} {top.predicate_label}"
+    head = f"{_name(a, top.doc_id, top.subject)} has the {word} {_in_sentence(top.predicate_label)}"
     text = f"{head} ({top.value} {_cite(top.evidence)})"
     others = "; ".join(
         f"{_name(a, f.doc_id, f.subject)}: {f.value} {_cite(f.evidence)}" for f in rest
@@ -106,7 +106,7 @@ def _same(a: QuestionAnalysis, facts: Sequence[Fact]) -> Composed:
     if len(per_doc) < 2:
         return _lookup(a, facts, ())
     values = {_canon(f.value) for f in per_doc.values()}
-    label = next(iter(per_doc.values())).predicate_label
+    label = _in_sentence(next(iter(per_doc.values())).predicate_label)
     detail = "; ".join(
         f"{_name(a, d, f.subject)}: {f.value} {_cite(f.evidence)}" for d, f in per_doc.items()
     )
@@ -136,7 +136,7 @@ def _lookup(a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passa
     if not parts:  # only relations without extracted facts ("first aid"): read the passages
         return _from_passages(a, passages, prefix="")
     text = ". ".join(parts) + "."
-    if a.intent == "lookup" and len(a.properties) == 1 and len(text) < 200:
+    if a.intent == "lookup" and len(text) < 200 and _asks_more(a):
         extra = _from_passages(a, passages, prefix="", only=a.doc_ids, limit=MAX_CHARS - len(text))
         stated = [norm(f.value) for f in facts if f.status == "stated"]
         if (
@@ -147,6 +147,13 @@ def _lookup(a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passa
             text, cites = f"{text} {extra.text}", [*cites, *extra.citations]
             used_passages = True
     return Composed(_clip(text), tuple(cites), bool(facts), used_passages)
+
+
+def _asks_more(a: QuestionAnalysis) -> bool:
+    """Whether the question asks for more than the matched properties of the products."""
+    named = {t for p in a.products for t in tokens(p.label)}
+    named |= {t for prop in a.properties for label in prop.labels for t in tokens(label)}
+    return bool(content_tokens(a.question, drop=frozenset(named)))
 
 
 def _prop_text(
@@ -330,6 +337,11 @@ def _window(p: Passage, idx: int, limit: int) -> str:
             break
         end = spans[j][1]
     return re.sub(r"\s+", " ", p.text[start:end]).strip()
+
+
+def _in_sentence(label: str) -> str:
+    """A label inside a sentence: "Flash point" -> "flash point", "pH" and "UN number" kept."""
+    return label[0].lower() + label[1:] if label[1:2].islower() else label
 
 
 def _canon(value: str) -> str:

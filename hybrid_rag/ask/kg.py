@@ -106,6 +106,13 @@ async def run_kg_chain(
         )
     if not result.facts and not result.errors:
         result.errors.append(ChainError(chain="kg", kind="empty", message="no matching facts"))
+    labels = {p.name: p.label for p in ontology.properties()}
+    result.facts = [
+        f.model_copy(update={"predicate_label": labels[f.predicate]})
+        if f.predicate in labels
+        else f
+        for f in result.facts
+    ]
     return result
 
 
