@@ -59,6 +59,7 @@ def test_fact_question_cites_page_and_quote(rag: HybridRAG) -> None:
     page_text = _page_text(rag, fact.evidence.doc_id, fact.evidence.page)
     assert fact.evidence.quote in page_text
     assert ans.sparql and ans.sparql[0].origin == "template"
+    assert {"analyse_ms", "kg_ms", "vector_ms", "answer_ms", "total_ms"} <= set(ans.timings)
 
 
 def _page_text(rag: HybridRAG, doc_id: str, page: int) -> str:
