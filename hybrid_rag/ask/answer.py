@@ -169,6 +169,8 @@ def _prop_text(
         vals = list(dict.fromkeys(f.value for f in stated))[:2]
         f0 = stated[0]
         return f"{prop.label} {' / '.join(vals)} {_cite(f0.evidence)}", [f0.evidence]
+    if prop.kind == "object" and not facts:
+        return None
     line = _label_line(prop, passages, doc_id)
     if line is not None:
         return line
@@ -177,32 +179,40 @@ def _prop_text(
         return (f'{prop.label} not available (the sheet says "{f0.value}" {_cite(f0.evidence)})'), [
             f0.evidence
         ]
-    if prop.kind == "object":
-        return None
     return f"{prop.label} is not stated in the sheet", []
 
 
 def _label_line(
     prop: PropertyDef, passages: Sequence[Passage], doc_id: str
 ) -> tuple[str, list[Evidence]] | None:
-    """A passage line that prints the property's label followed by something (a value)."""
-    labels = [norm(lab) for lab in prop.labels if len(lab) > 2]
+    """A passage line that prints the property's label (as words) followed by a value.
+
+    Lines whose value part has a digit win over the others (a column header such as
+    "CAS number Concentration" also prints the label).
+    """
+    labels = [
+        re.compile(rf"(?<![\w]){re.escape(norm(lab))}(?![\w])(.*)$")
+        for lab in prop.labels
+        if len(lab) > 2
+    ]
+    found: list[tuple[bool, Passage, str]] = []
     for p in passages:
         if p.doc_id != doc_id:
             continue
         for line in p.text.splitlines():
             if _HEADING.match(line):
                 continue
-            low = norm(line)
-            for lab in labels:
-                i = low.find(lab)
-                rest = low[i + len(lab) :].strip(" :.-") if i >= 0 else ""
-                if i >= 0 and re.search(r"[0-9a-z]", rest):
-                    ev = Evidence(
-                        doc_id=p.doc_id, page=p.page, chunk_id=p.chunk_id, quote=line.strip()
-                    )
-                    return f"{line.strip()} {_cite(ev)}", [ev]
-    return None
+            for pattern in labels:
+                m = pattern.search(norm(line))
+                rest = m.group(1).strip(" :.-") if m else ""
+                if re.search(r"[0-9a-z]", rest):
+                    found.append((bool(re.search(r"\d", rest)), p, line.strip()))
+                    break
+    if not found:
+        return None
+    _digit, p, line = max(found, key=lambda f: f[0])  # stable: first of the best kind
+    ev = Evidence(doc_id=p.doc_id, page=p.page, chunk_id=p.chunk_id, quote=line)
+    return f"{line} {_cite(ev)}", [ev]
 
 
 _PARTS = re.compile(r",?\s+and\s+(?=(?:what|which|how|where|when|who|why|is|are|does|do)\b)", re.I)

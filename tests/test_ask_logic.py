@@ -1,0 +1,195 @@
+"""Unit tests of the pure ask logic: fusion, linking, analysis, extractive composition."""
+
+from __future__ import annotations
+
+import pytest
+
+from hybrid_rag.ask.analysis import analyse
+from hybrid_rag.ask.answer import compose_extractive
+from hybrid_rag.ask.fusion import reciprocal_rank_fusion
+from hybrid_rag.ask.linking import ProductIndex
+from hybrid_rag.ask.text import content_tokens, sentences, stem
+from hybrid_rag.models import Evidence, Fact, Passage
+from hybrid_rag.ontology import load_ontology
+
+ONTOLOGY = load_ontology("msds")
+INDEX = ProductIndex(
+    [
+        ("acetone-hplc", ["Acetone, HPLC Grade", "Acetone"]),
+        ("acetone-acs", ["Acetone ACS Grade", "Acetone"]),
+        ("h2o2-25", ["Hydrogen Peroxide 25% Solution, Lab Grade"]),
+        ("h2o2-34", ["Hydrogen Peroxide 34% Solution, Lab Grade"]),
+        ("ipa-91", ["Isopropyl Alcohol 91% Lab Grade"]),
+        ("cleaner", ["Libman All Purpose Cleaner"]),
+        ("glass", ["Libman Concentrated Glass Cleaner"]),
+    ]
+)
+
+
+def test_rrf_scores_and_ranks() -> None:
+    fused = reciprocal_rank_fusion({"dense": ["a", "b", "c"], "bm25": ["b", "d", "b"]}, k=60)
+    assert [f.key for f in fused] == ["b", "a", "d", "c"]
+    b = fused[0]
+    assert b.ranks == {"dense": 2, "bm25": 1}
+    assert b.score == pytest.approx(1 / 62 + 1 / 61)
+
+
+def test_linking_prefers_the_full_name_over_a_shared_alias() -> None:
+    got = INDEX.link("What is the flash point of Acetone, HPLC Grade?")
+    assert [m.doc_id for m in got] == ["acetone-hplc"]
+
+
+def test_linking_keeps_both_products_that_differ_by_a_number() -> None:
+    q = "Do Hydrogen Peroxide 25% Solution, Lab Grade and Hydrogen Peroxide 34% Solution share?"
+    assert {m.doc_id for m in INDEX.link(q)} == {"h2o2-25", "h2o2-34"}
+
+
+def test_linking_a_generic_name_returns_every_tied_product() -> None:
+    assert {m.doc_id for m in INDEX.link("flash point of acetone?")} == {
+        "acetone-hplc",
+        "acetone-acs",
+    }
+
+
+def test_linking_matches_percent_variants_and_ignores_unrelated() -> None:
+    assert [m.doc_id for m in INDEX.link("pH of isopropyl alcohol 91 lab grade")] == ["ipa-91"]
+    assert INDEX.link("What is the capital of France?") == []
+    assert INDEX.restricted(["glass"]).link("Libman All Purpose Cleaner pH") == []
+
+
+@pytest.mark.parametrize(
+    ("question", "intent", "prop"),
+    [
+        (
+            "Which has the lowest flash point: Acetone, HPLC Grade or Isopropyl Alcohol 91% "
+            "Lab Grade?",
+            "min",
+            "flashPoint",
+        ),
+        (
+            "Which of these has the most alkaline (highest) pH: Libman All Purpose Cleaner, "
+            "Libman Concentrated Glass Cleaner?",
+            "max",
+            "pH",
+        ),
+        (
+            "Do Hydrogen Peroxide 25% Solution, Lab Grade and Hydrogen Peroxide 34% Solution, "
+            "Lab Grade share the same UN number?",
+            "same",
+            "unNumber",
+        ),
+        (
+            "Which of these carry the signal word 'Warning' (rather than 'Danger'): Acetone, HPLC "
+            "Grade; Isopropyl Alcohol 91% Lab Grade?",
+            "filter",
+            "signalWord",
+        ),
+        ("What is the UN number of Isopropyl Alcohol 91% Lab Grade?", "lookup", "unNumber"),
+    ],
+)
+def test_analysis_intent_and_property(question: str, intent: str, prop: str) -> None:
+    a = analyse(question, index=INDEX, ontology=ONTOLOGY)
+    assert a.intent == intent
+    assert prop in [p.name for p in a.properties]
+    if intent == "filter":
+        assert a.filter_terms == ("Warning",)
+
+
+def test_topic_drops_the_product_name() -> None:
+    a = analyse(
+        "What should you do if Libman All Purpose Cleaner gets into your eyes?",
+        index=INDEX,
+        ontology=ONTOLOGY,
+    )
+    assert "Libman" not in a.topic and "eyes" in a.topic
+
+
+def test_stemming_and_sentences() -> None:
+    assert stem("inhaled") == stem("inhales") == stem("inhalation") == "inhal"
+    assert stem("eyes") == "eye" and stem("1090") == "1090"
+    assert content_tokens("What should you do if it gets into your eyes?") == ["eye"]
+    text = "First sentence. Second one!\nA line"
+    assert [text[s:e] for s, e in sentences(text)] == ["First sentence.", "Second one!", "A line"]
+
+
+def _fact(
+    doc: str, name: str, prop: str, value: str, number: float | None = None, status: str = "stated"
+) -> Fact:
+    return Fact(
+        doc_id=doc,
+        subject=name,
+        subject_iri=f"urn:{doc}",
+        predicate=prop,
+        predicate_label=prop,
+        value=value,
+        number=number,
+        status=status,  # type: ignore[arg-type]
+        evidence=Evidence(doc_id=doc, page=4, chunk_id=f"{doc}#p4c0", quote=f"{prop} {value}"),
+    )
+
+
+def test_ranked_answer_names_the_winner_first() -> None:
+    a = analyse(
+        "Which has the lowest flash point: Acetone, HPLC Grade or Isopropyl Alcohol 91% Lab Grade?",
+        index=INDEX,
+        ontology=ONTOLOGY,
+    )
+    facts = [
+        _fact("acetone-hplc", "Acetone", "flashPoint", "-20 °C", -20.0),
+        _fact("ipa-91", "IPA", "flashPoint", "18 °C", 18.0),
+    ]
+    out = compose_extractive(a, facts, [])
+    assert out.text is not None and out.text.startswith("Acetone, HPLC Grade has the lowest")
+    assert "[acetone-hplc p.4]" in out.text and len(out.citations) == 2
+
+
+def test_unavailable_value_is_said_not_dropped() -> None:
+    a = analyse(
+        "What is the flash point of Isopropyl Alcohol 91% Lab Grade?",
+        index=INDEX,
+        ontology=ONTOLOGY,
+    )
+    facts = [_fact("ipa-91", "IPA", "flashPoint", "No information available", status="unavailable")]
+    out = compose_extractive(a, facts, [])
+    assert out.text is not None and "not available" in out.text
+
+
+def test_label_line_needs_the_label_as_words_and_prefers_a_value_with_digits() -> None:
+    a = analyse(
+        "What is the CAS number of Isopropyl Alcohol 91% Lab Grade?", index=INDEX, ontology=ONTOLOGY
+    )
+    passages = [
+        Passage(
+            doc_id="ipa-91",
+            page=2,
+            chunk_id="c1",
+            score=0.1,
+            text="Chemical name CAS number Concentration\nUpper No data available",
+        ),
+        Passage(
+            doc_id="ipa-91",
+            page=1,
+            chunk_id="c0",
+            score=0.05,
+            text="Product name Isopropyl alcohol\nCAS number 67-63-0",
+        ),
+    ]
+    out = compose_extractive(a, [], passages)
+    assert out.text is not None and "67-63-0" in out.text and "Concentration" not in out.text
+
+
+def test_nothing_relevant_in_passages_is_an_abstention() -> None:
+    a = analyse(
+        "What is the half-life of Libman All Purpose Cleaner?", index=INDEX, ontology=ONTOLOGY
+    )
+    passages = [
+        Passage(
+            doc_id="cleaner",
+            page=1,
+            chunk_id="c",
+            score=0.1,
+            text="Keep out of reach of children. Store in a cool place.",
+        )
+    ]
+    out = compose_extractive(a, [], passages)
+    assert out.text is not None and out.text.startswith("Not stated") and not out.citations
