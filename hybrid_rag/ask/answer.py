@@ -219,7 +219,11 @@ _PARTS = re.compile(r",?\s+and\s+(?=(?:what|which|how|where|when|who|why|is|are|
 _LABELLED = re.compile(
     r"^\s*[A-Za-z][\w ()/,-]{2,40}?\s*:\s*\S"
 )  # "If swallowed: ...", "SKIN CONTACT: ..."
-_HEADING = re.compile(r"^\s*(?:SECTION\s*\d+\b|\d{1,2}(?:\.\d{1,2})+\.?\s|#{1,6}\s)", re.I)
+_HEADING = re.compile(
+    r"^\s*(?:SECTION\s*\d+\b|\d{1,2}(?:\.\d{1,2})+\.?\s|#{1,6}\s"
+    r"|(?-i:\d{1,2}\.\s+[A-Z][A-Z /&,-]{3,}$))",  # "4. FIRST-AID MEASURES"
+    re.I,
+)
 
 
 def _from_passages(
@@ -310,32 +314,47 @@ def _window_score(
     start = spans[i][0]
     words: list[str] = []
     j = i
-    while j < len(spans) and (j == i or _continues(p.text, spans, start, j)):
+    while j < len(spans) and (j == i or _continues(p.text, spans, i, j)):
         words += toks[(rank, j)]
         j += 1
     lead = set(toks[(rank, i)][:6])
     score = 0.0
     for w in want:
-        n = sum(1 for t in words if t == w or (len(w) >= 4 and t[:4] == w[:4]))
+        n = words.count(w)
         if n:
             score += idf[w] * (1 + 0.25 * min(n - 1, 3) + (0.5 if w in lead else 0.0))
     for a, b in pairs & set(pairwise(words)):
         score += 0.5 * (idf[a] + idf[b])
+    title = toks[(rank, i)]
+    named = want & set(title)
+    if 0 < len(title) <= 4 and len(named) * 2 >= len(title):  # "Storage conditions", "EYE CONTACT"
+        score += sum(idf[w] for w in named)
     if score and spans[j - 1][1] - start < 60:
         score *= 0.5
     return score - 0.15 * rank
 
 
-def _continues(text: str, spans: list[tuple[int, int]], start: int, j: int) -> bool:
-    """Whether sentence ``j`` still belongs to the window that starts at ``start``.
+def _continues(text: str, spans: list[tuple[int, int]], i: int, j: int) -> bool:
+    """Whether sentence ``j`` still belongs to the window that starts at sentence ``i``.
 
     A window stops at ~300 characters, at a heading, and at a new labelled item
-    ("SKIN CONTACT: ...") once it has its own content.
+    ("SKIN CONTACT: ...") once it has content, a heading or a label of its own; a window
+    of headings only ("4. FIRST-AID MEASURES", "4.1 DESCRIPTION ...") runs on into the
+    content they introduce.
     """
+    start = spans[i][0]
     s, e = spans[j]
-    if e - start > 300 or _HEADING.match(text[s:]):
+    if e - start > 300:
         return False
-    return not (_LABELLED.match(text[s:e]) and s - start > 60)
+    if all(_HEADING.match(text[a:b]) for a, b in spans[i:j]):
+        return True
+    if _HEADING.match(text[s:e]):
+        return False
+    if not _LABELLED.match(text[s:e]):
+        return True
+    first = text[start : spans[j - 1][1]]
+    titled = bool(_HEADING.match(first) or _LABELLED.match(first))
+    return not (titled or s - start > 60)
 
 
 def _window(p: Passage, idx: int, limit: int) -> str:
@@ -343,7 +362,7 @@ def _window(p: Passage, idx: int, limit: int) -> str:
     spans = sentences(p.text)
     start, end = spans[idx]
     for j in range(idx + 1, len(spans)):
-        if spans[j][1] - start > limit or not _continues(p.text, spans, start, j):
+        if spans[j][1] - start > limit or not _continues(p.text, spans, idx, j):
             break
         end = spans[j][1]
     return re.sub(r"\s+", " ", p.text[start:end]).strip()

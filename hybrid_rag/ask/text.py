@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["STOPWORDS", "content_tokens", "norm", "sentences", "stem", "tokens"]
+__all__ = ["STOPWORDS", "content_tokens", "norm", "sentences", "stem", "suffix_stem", "tokens"]
 
 STOPWORDS = frozenset(
     [
@@ -154,7 +154,20 @@ def tokens(text: str) -> list[str]:
 
 
 def stem(token: str) -> str:
-    """A crude stem: plural and -ed/-ing off, then a 5-letter prefix ("inhaled" -> "inhal")."""
+    """A crude stem for matching questions to sentences: suffixes off, 5-letter prefix.
+
+    "inhaled"/"inhales"/"inhalation" -> "inhal"; "store"/"stored"/"storage" -> "stor";
+    "storm" stays "storm".
+    """
+    return suffix_stem(token)[:5]
+
+
+def suffix_stem(token: str) -> str:
+    """Plural, -ed/-ing/-age and a final e off ("stored" -> "stor", "eyes" -> "eye").
+
+    Mild enough for BM25 (no truncation, so "hydrofluoric" and "hydroxide" stay apart);
+    tokens that start with a digit are left alone.
+    """
     if not token or token[0].isdigit():
         return token
     if len(token) > 4 and token.endswith("ies"):
@@ -165,7 +178,11 @@ def stem(token: str) -> str:
         token = token[:-1]
     if len(token) > 5 and token.endswith(("ing", "ed")):
         token = token[:-3] if token.endswith("ing") else token[:-2]
-    return token[:5]
+    if len(token) > 5 and token.endswith("age"):
+        token = token[:-3]
+    if len(token) > 3 and token.endswith("e"):
+        token = token[:-1]
+    return token
 
 
 def content_tokens(text: str, *, drop: frozenset[str] = frozenset()) -> list[str]:
@@ -173,7 +190,7 @@ def content_tokens(text: str, *, drop: frozenset[str] = frozenset()) -> list[str
     return [stem(t) for t in tokens(text) if t not in STOPWORDS and t not in drop and len(t) > 1]
 
 
-_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])|\n+")
+_SENT = re.compile(r"(?<=[.!?])(?<!\b\d\.)(?<!\b\d\d\.)\s+(?=[A-Z(])|\n+")  # not "4. FIRST AID"
 
 
 def sentences(text: str) -> list[tuple[int, int]]:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from hybrid_rag.ask.text import suffix_stem
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.models import Chunk
 from hybrid_rag.protocols import VectorHit
@@ -96,7 +97,8 @@ def tokenize(text: str) -> list[str]:
     A compound token (``67-64-1``, ``un1090``, ``h225``, ``2-propanone``) is emitted whole
     and then as its parts (``67``, ``64``, ``1``; ``un``, ``1090``). A short letter prefix
     followed by a number (``UN 1090``) also yields the joined form ``un1090``. English
-    stop words are dropped; nothing is stemmed, so codes stay intact.
+    stop words are dropped; alphabetic words lose plural/-ed/-ing/-age endings
+    (``stored``, ``storage`` -> ``stor``), codes and numbers are never stemmed.
 
     Args:
         text: Any text (a chunk or a question).
@@ -106,8 +108,9 @@ def tokenize(text: str) -> list[str]:
         (duplicates kept: they count for term frequency).
     """
     low = unicodedata.normalize("NFKC", text).lower()
-    out = [w for w in _TOKEN.findall(low) if w not in _STOP]
-    out += [p for w in out if not (w.isalpha() or w.isdigit()) for p in _PART.findall(w)]
+    words = [w for w in _TOKEN.findall(low) if w not in _STOP]
+    out = [suffix_stem(w) if w.isalpha() else w for w in words]
+    out += [p for w in words if not (w.isalpha() or w.isdigit()) for p in _PART.findall(w)]
     out += [a + b for a, b in _JOIN.findall(low)]
     return out
 
