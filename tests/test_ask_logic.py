@@ -193,3 +193,24 @@ def test_nothing_relevant_in_passages_is_an_abstention() -> None:
     ]
     out = compose_extractive(a, [], passages)
     assert out.text is not None and out.text.startswith("Not stated") and not out.citations
+
+
+def test_bm25_tokens_are_mildly_stemmed_but_codes_are_not() -> None:
+    from hybrid_rag.stores.local_vectors import tokenize
+
+    assert {"stor"} <= set(tokenize("Store it")) & set(tokenize("storage")) & set(
+        tokenize("stored")
+    )
+    toks = tokenize("CAS 67-64-1, UN1090, H225 and hydrofluoric hydroxide")
+    assert {"67-64-1", "un1090", "h225", "hydrofluoric", "hydroxid"} <= set(toks)
+
+
+def test_enumerated_heading_is_one_sentence() -> None:
+    text = "sensitizers). \n \n4. FIRST-AID MEASURES \nEYE CONTACT: Rinse. Version 12. Ok"
+    got = [text[s:e] for s, e in sentences(text)]
+    assert got == [
+        "sensitizers).",
+        "4. FIRST-AID MEASURES",
+        "EYE CONTACT: Rinse.",
+        "Version 12. Ok",
+    ]
