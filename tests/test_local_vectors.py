@@ -264,3 +264,18 @@ def test_large_filter_over_fetches_then_falls_back(tmp_path: Path, oversample: i
             total += 10
         assert store._ann is not None  # the index was asked
         assert hits / total >= 0.95
+
+
+def test_bm25_index_is_reused_after_reopen_and_invalidated_by_writes(tmp_path: Path) -> None:
+    vecs = unit_vectors(12, 8, seed=3)
+    with LocalVectorStore(tmp_path / "v") as store:
+        store.replace("A", make_chunks("A", [f"alpha {i}" for i in range(10)]), vecs[:10])
+        first = [h.chunk.chunk_id for h in store.keyword_search("alpha 3", k=3)]
+    with LocalVectorStore(tmp_path / "v") as store:
+        again = [h.chunk.chunk_id for h in store.keyword_search("alpha 3", k=3)]
+        assert again == first
+        assert store._tokens is None  # loaded from bm25/, nothing re-tokenised
+        store.replace("B", make_chunks("B", ["omega UN1090"]), vecs[10:11])
+        assert [h.chunk.doc_id for h in store.keyword_search("UN1090", k=3)] == ["B"]
+    with LocalVectorStore(tmp_path / "v") as store:  # the write made the saved index stale
+        assert [h.chunk.doc_id for h in store.keyword_search("UN1090", k=3)] == ["B"]

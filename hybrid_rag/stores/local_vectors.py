@@ -17,7 +17,8 @@ Search strategy (chosen by measurement, see ``docs/benchmarks.md``):
   float32 matrix.
 
 Deleted or replaced rows are freed and reused by later writes, so the files never need
-compaction. BM25 (``bm25s``) is rebuilt lazily on the first keyword search after a change.
+compaction. BM25 (``bm25s``) is rebuilt lazily on the first keyword search after a change,
+saved under ``bm25/`` on ``close()`` and reused on reopen while no write happened since.
 """
 
 from __future__ import annotations
@@ -132,6 +133,8 @@ CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc_id, page, start, seq);
 """
 _COLS = 'slot, chunk_id, doc_id, page, start, "end", text, section'
 _ANN_FILE = "ann.usearch"
+_BM25_DIR = "bm25"
+_BM25_OK = "bm25_ok"  # "1": the bm25/ folder matches the chunks
 _ANN_OK = "ann_usearch_ok"  # "1": ann.usearch matches the data; hnsw.bin used "ann_ok"
 
 
@@ -245,6 +248,8 @@ class LocalVectorStore(Closing):
         self._bm25_slots: I64 = np.zeros(0, dtype=np.int64)
         self._vocab: dict[str, int] = {"": 0}
         self._tokens: dict[int, list[int]] | None = None
+        self._bm25_saved = False  # the in-memory BM25 index is the one on disk
+        self._bm25_disk_ok = False
         self._closed = False
 
     # ------------------------------------------------------------------ lifecycle
@@ -260,6 +265,7 @@ class LocalVectorStore(Closing):
             if self._mat is not None:
                 self._mat.flush()
             self._save_ann()
+            self._save_bm25()
             self._db.close()
             self._db = None
 
@@ -289,6 +295,7 @@ class LocalVectorStore(Closing):
         return None if row is None else str(row[0])
 
     def _load_state(self, db: sqlite3.Connection) -> None:
+        self._bm25_disk_ok = self._meta(db, _BM25_OK) == "1"
         stored = self._meta(db, "dim")
         if stored is not None:
             if self._dim is not None and self._dim != int(stored):
@@ -345,6 +352,7 @@ class LocalVectorStore(Closing):
             ]
             with self._transaction(db):
                 self._mark_ann_stale(db)
+                self._mark_bm25_stale(db)
                 db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
                 db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)", rows)
             self._alive[old] = False
@@ -364,6 +372,7 @@ class LocalVectorStore(Closing):
                 return 0
             with self._transaction(db):
                 self._mark_ann_stale(db)
+                self._mark_bm25_stale(db)
                 db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
             self._alive[old] = False
             self._cache_tokens(old, np.zeros(0, dtype=np.int64), [])
@@ -687,6 +696,8 @@ class LocalVectorStore(Closing):
         if self._bm25 is not None:
             return self._bm25
         assert self._db is not None
+        if self._tokens is None and self._load_bm25():
+            return self._bm25
         if self._tokens is None:
             rows = self._db.execute("SELECT slot, text FROM chunks").fetchall()
             self._tokens = {r[0]: self._token_ids(r[1]) for r in rows}
@@ -697,9 +708,43 @@ class LocalVectorStore(Closing):
         slots = sorted(self._tokens)
         index = bm25s.BM25()
         index.index(([self._tokens[s] for s in slots], self._vocab), show_progress=False)
-        self._bm25 = index
+        self._bm25, self._bm25_saved = index, False
         self._bm25_slots = np.array(slots, dtype=np.int64)
         return index
+
+    def _bm25_dir(self) -> Path | None:
+        return None if self._path is None else self._path / _BM25_DIR
+
+    def _load_bm25(self) -> bool:
+        """Reuse the index saved by a previous ``close()`` when no write happened since."""
+        folder = self._bm25_dir()
+        if folder is None or not self._bm25_disk_ok or not (folder / "slots.npy").is_file():
+            return False
+        import bm25s
+
+        try:
+            index = bm25s.BM25.load(str(folder), show_progress=False)
+            slots = np.load(folder / "slots.npy")
+        except (OSError, ValueError, KeyError):
+            return False  # unreadable: rebuild from the chunks
+        self._vocab = {str(k): int(v) for k, v in index.vocab_dict.items()}
+        self._bm25, self._bm25_slots, self._bm25_saved = index, slots.astype(np.int64), True
+        return True
+
+    def _save_bm25(self) -> None:
+        folder = self._bm25_dir()
+        if folder is None or self._db is None or self._bm25 is None or self._bm25_saved:
+            return
+        self._bm25.save(str(folder), show_progress=False)
+        np.save(folder / "slots.npy", self._bm25_slots)
+        self._db.execute(f"INSERT OR REPLACE INTO meta VALUES ('{_BM25_OK}', '1')")
+        self._bm25_saved = self._bm25_disk_ok = True
+
+    def _mark_bm25_stale(self, db: sqlite3.Connection) -> None:
+        """Record that the saved BM25 index no longer matches the chunks."""
+        if self._bm25_disk_ok:
+            db.execute(f"INSERT OR REPLACE INTO meta VALUES ('{_BM25_OK}', '0')")
+            self._bm25_disk_ok = False
 
 
 class _Tx:
