@@ -214,3 +214,18 @@ def test_enumerated_heading_is_one_sentence() -> None:
         "EYE CONTACT: Rinse.",
         "Version 12. Ok",
     ]
+
+
+def test_which_of_these_are_phrase_becomes_a_filter() -> None:
+    a = analyse(
+        "Which of these are corrosive to metals: Acetone, HPLC Grade; Isopropyl Alcohol 91% "
+        "Lab Grade?",
+        index=INDEX,
+        ontology=ONTOLOGY,
+    )
+    assert a.intent == "filter" and a.filter_terms == ("corrosive to metals",)
+    from hybrid_rag.ask.kg import _template
+
+    sparql = _template(a)
+    assert sparql is not None and '"corrosive"' in sparql and '"metals"' in sparql
+    assert '"to"' not in sparql

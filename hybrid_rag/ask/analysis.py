@@ -23,6 +23,11 @@ _QUOTED = re.compile(
 )
 _CLASSIFIED = re.compile(r"\b(?:classified|categori[sz]ed|labell?ed) as ([^:?;]+)")
 _WHICH = re.compile(r"^\s*which\b")
+_WHICH_ARE = re.compile(
+    r"^\s*which\s+(?:of\s+(?:these|those|the\s+following)\s+)?(?:\w+\s+)?"
+    r"(?:are|is|have|has|carry|carries|contain|contains|require|requires)\s+([^:?]{3,80}?)\s*:",
+    re.I,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +69,8 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
         intent = "min"
     elif len(products) >= 2 and terms and _WHICH.search(text):
         intent = "filter"
+    elif len(products) >= 2 and not props and (phrase := _WHICH_ARE.search(question)):
+        intent, terms = "filter", (phrase.group(1).strip(),)  # "which of these are corrosive"
     if intent in ("min", "max"):
         props = tuple(p for p in props if p.kind == "datatype")[:1]
     return QuestionAnalysis(question, products, props, intent, terms)

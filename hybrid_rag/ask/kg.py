@@ -11,7 +11,7 @@ import anyio
 from hybrid_rag._vocab import HR, RDFS_LABEL
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.sparql import validate_query
-from hybrid_rag.ask.text import tokens
+from hybrid_rag.ask.text import STOPWORDS, tokens
 from hybrid_rag.errors import HybridRAGError, SparqlValidationError
 from hybrid_rag.models import ChainError, ChatMessage, Evidence, Fact, SparqlAttempt, Usage
 from hybrid_rag.protocols import GraphStore, LLMProvider, Ontology
@@ -123,7 +123,7 @@ def _template(a: QuestionAnalysis) -> str | None:
     if a.intent in ("min", "max") and props:
         return fact_query(props[:1], order="ASC" if a.intent == "min" else "DESC")
     if a.intent == "filter":
-        words = [w for term in a.filter_terms for w in tokens(term)]
+        words = [w for term in a.filter_terms for w in tokens(term) if w not in STOPWORDS]
         return fact_query(props if not _classified(a) else [], contains=words[:8])
     if props:
         return fact_query(props)
