@@ -7,10 +7,11 @@ embedded store returns.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["XSD", "SparqlResult", "Term", "Triple", "iri", "literal"]
+__all__ = ["XSD", "SparqlResult", "Term", "Triple", "iri", "literal", "triple_n3"]
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 _XSD_NUMERIC = {XSD + t for t in ("decimal", "double", "float", "integer", "int", "long")}
@@ -105,3 +106,32 @@ def _escape_literal(text: str) -> str:
 def _escape_iri(text: str) -> str:
     bad = set('<>"{}|^`\\ ')
     return "".join(f"%{ord(c):02X}" if c in bad or ord(c) <= 0x20 else c for c in text)
+
+
+def triple_n3(triple: Triple) -> str:
+    """One triple in N-Triples / SPARQL INSERT DATA syntax, checked for well-formedness.
+
+    Blank nodes get stable, collision-free labels; ``xsd:string`` literals are written
+    plain. Raises :class:`~hybrid_rag.errors.StoreError` for a malformed triple.
+    """
+    from hybrid_rag.errors import StoreError
+
+    try:
+        s, p, o = triple
+    except (TypeError, ValueError):
+        raise StoreError(f"not a (subject, predicate, object) triple: {triple!r}") from None
+    if not all(isinstance(t, Term) for t in (s, p, o)):
+        raise StoreError(f"triple terms must be hybrid_rag.rdf.Term: {triple!r}")
+    if s.kind == "literal":
+        raise StoreError(f"literal subject in triple {triple!r}")
+    if p.kind != "iri":
+        raise StoreError(f"predicate must be an IRI in triple {triple!r}")
+    return f"{_term_n3(s)} {_term_n3(p)} {_term_n3(o)}"
+
+
+def _term_n3(term: Term) -> str:
+    if term.kind == "bnode":  # stable, collision-free label for any value
+        return "_:b" + hashlib.blake2b(term.value.encode(), digest_size=12).hexdigest()
+    if term.kind == "literal" and term.datatype == XSD + "string" and not term.lang:
+        return Term(term.value).n3()
+    return term.n3()

@@ -17,7 +17,6 @@ tags and IRIs round-trip exactly.
 from __future__ import annotations
 
 import gc
-import hashlib
 import re
 import threading
 import time
@@ -29,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from hybrid_rag import _vocab
 from hybrid_rag.ask.sparql import validate_query
 from hybrid_rag.errors import ConfigurationError, InvalidDocIdError, StoreError
-from hybrid_rag.rdf import SparqlResult, Term, Triple
+from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
 from hybrid_rag.stores._closing import Closing
 
 if TYPE_CHECKING:
@@ -147,7 +146,7 @@ class OxigraphGraphStore(Closing):
         db = self._db()
         if triples and not db.contains_named_graph(self._node(doc_id)):
             return self._insert_new(doc_id, graph, triples)
-        body = " .\n".join(_triple_n3(t) for t in triples)
+        body = " .\n".join(triple_n3(t) for t in triples)
         update = f"DROP SILENT GRAPH <{graph}> ;\nINSERT DATA {{ GRAPH <{graph}> {{\n{body}\n}} }}"
         try:
             with self._write(graph, exists=bool(triples)):
@@ -346,29 +345,6 @@ def _native(term: Term) -> Any:
     if term.datatype:
         return Literal(term.value, datatype=NamedNode(term.datatype))
     return Literal(term.value)
-
-
-def _triple_n3(triple: Triple) -> str:
-    """One triple in SPARQL INSERT DATA syntax, checked for RDF well-formedness."""
-    try:
-        s, p, o = triple
-    except (TypeError, ValueError):
-        raise StoreError(f"not a (subject, predicate, object) triple: {triple!r}") from None
-    if not all(isinstance(t, Term) for t in (s, p, o)):
-        raise StoreError(f"triple terms must be hybrid_rag.rdf.Term: {triple!r}")
-    if s.kind == "literal":
-        raise StoreError(f"literal subject in triple {triple!r}")
-    if p.kind != "iri":
-        raise StoreError(f"predicate must be an IRI in triple {triple!r}")
-    return f"{_term_n3(s)} {_term_n3(p)} {_term_n3(o)}"
-
-
-def _term_n3(term: Term) -> str:
-    if term.kind == "bnode":  # stable, collision-free label for any value
-        return "_:b" + hashlib.blake2b(term.value.encode(), digest_size=12).hexdigest()
-    if term.kind == "literal" and term.datatype == _XSD_STRING and not term.lang:
-        return Term(term.value).n3()
-    return term.n3()
 
 
 def _term(node: Any) -> Term:

@@ -31,7 +31,7 @@ from xml.etree import ElementTree
 from hybrid_rag import _vocab
 from hybrid_rag.ask.sparql import validate_query, with_dataset
 from hybrid_rag.errors import ConfigurationError, InvalidDocIdError, StoreError
-from hybrid_rag.rdf import SparqlResult, Term, Triple
+from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
 from hybrid_rag.stores._closing import Closing
 
 __all__ = [
@@ -78,11 +78,10 @@ def insert_requests(graph: str, triples: Sequence[Triple], *, max_bytes: int) ->
     contain a blank node all go into the first request, because a blank node label
     only identifies one node within one request.
     """
-    from hybrid_rag.stores.oxigraph import _triple_n3  # pure function, no engine import
 
     unique: dict[str, bool] = {}
     for triple in triples:
-        unique.setdefault(_triple_n3(triple), _has_bnode(triple))
+        unique.setdefault(triple_n3(triple), _has_bnode(triple))
     head = f"INSERT DATA {{ GRAPH {Term(graph, 'iri').n3()} {{\n"
     out: list[str] = []
     batch = [line for line, bnode in unique.items() if bnode]

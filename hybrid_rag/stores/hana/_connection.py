@@ -34,6 +34,7 @@ __all__ = [
     "engine_message",
     "load_hdbcli",
     "merged_env",
+    "pool_for",
     "qualified",
     "quote_ident",
     "read_dotenv",
@@ -256,6 +257,17 @@ class _Slot:
     conn: Any
     thread: threading.Thread
     last_used: float
+
+
+def pool_for(
+    settings: HanaSettings | None, pool: HanaConnectionPool | None, *, owner: str
+) -> HanaConnectionPool:
+    """The pool a HANA component uses: the one given, or a new one for ``settings``."""
+    if pool is not None:
+        return pool
+    if settings is None:
+        raise ConfigurationError(f"{owner} needs settings or a pool")
+    return HanaConnectionPool(settings)
 
 
 class HanaConnectionPool(Closing):

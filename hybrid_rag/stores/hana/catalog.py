@@ -11,13 +11,14 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from hybrid_rag.errors import ConfigurationError, StoreError
+from hybrid_rag.errors import StoreError
 from hybrid_rag.models import DocumentInfo
 from hybrid_rag.stores._closing import Closing
 from hybrid_rag.stores.hana._connection import (
     HanaConnectionPool,
     HanaSettings,
     engine_message,
+    pool_for,
     qualified,
     quote_ident,
 )
@@ -46,9 +47,7 @@ class HanaCatalog(Closing):
         pool: HanaConnectionPool | None = None,
         table: str = "HYBRID_RAG_DOCUMENTS",
     ) -> None:
-        if pool is None and settings is None:
-            raise ConfigurationError("HanaCatalog needs settings or a pool")
-        self._pool = pool if pool is not None else HanaConnectionPool(settings)  # type: ignore[arg-type]
+        self._pool = pool_for(settings, pool, owner="HanaCatalog")
         quote_ident(table)
         self._table_name = table
         self._table = qualified(self._pool.settings.schema, table)

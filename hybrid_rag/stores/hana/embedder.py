@@ -14,7 +14,12 @@ import numpy as np
 import numpy.typing as npt
 
 from hybrid_rag.errors import ConfigurationError, StoreError
-from hybrid_rag.stores.hana._connection import HanaConnectionPool, HanaSettings, engine_message
+from hybrid_rag.stores.hana._connection import (
+    HanaConnectionPool,
+    HanaSettings,
+    engine_message,
+    pool_for,
+)
 from hybrid_rag.stores.hana.vectors import _parse_vector
 
 __all__ = ["HanaInternalEmbedder"]
@@ -42,11 +47,9 @@ class HanaInternalEmbedder:
         dim: int = 768,
         batch_size: int = 64,
     ) -> None:
-        if pool is None and settings is None:
-            raise ConfigurationError("HanaInternalEmbedder needs settings or a pool")
         if dim < 1 or batch_size < 1:
             raise ConfigurationError("dim and batch_size must be >= 1")
-        self._pool = pool if pool is not None else HanaConnectionPool(settings)  # type: ignore[arg-type]
+        self._pool = pool_for(settings, pool, owner="HanaInternalEmbedder")
         self._model, self._dim, self._batch = model, dim, batch_size
 
     def __repr__(self) -> str:

@@ -33,7 +33,12 @@ from hybrid_rag.ask.sparql import validate_query, with_dataset
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.rdf import SparqlResult, Triple
 from hybrid_rag.stores._closing import Closing
-from hybrid_rag.stores.hana._connection import HanaConnectionPool, HanaSettings, engine_message
+from hybrid_rag.stores.hana._connection import (
+    HanaConnectionPool,
+    HanaSettings,
+    engine_message,
+    pool_for,
+)
 from hybrid_rag.stores.sparql_http import (
     LIST_GRAPHS,
     check_doc_id,
@@ -80,11 +85,9 @@ class HanaGraphStore(Closing):
         result_format: Literal["json", "xml"] = "json",
         max_request_bytes: int = 1_000_000,
     ) -> None:
-        if pool is None and settings is None:
-            raise ConfigurationError("HanaGraphStore needs settings or a pool")
         if result_format not in _ACCEPT or max_request_bytes < 1024:
             raise ConfigurationError("result_format json|xml and max_request_bytes >= 1024")
-        self._pool = pool if pool is not None else HanaConnectionPool(settings)  # type: ignore[arg-type]
+        self._pool = pool_for(settings, pool, owner="HanaGraphStore")
         self._graph_base = check_graph_base(graph_base)
         self._accept = _ACCEPT[result_format]
         self._max_bytes = max_request_bytes

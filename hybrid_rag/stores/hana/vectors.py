@@ -41,6 +41,7 @@ from hybrid_rag.stores.hana._connection import (
     HanaConnectionPool,
     HanaSettings,
     engine_message,
+    pool_for,
     qualified,
     quote_ident,
 )
@@ -123,13 +124,11 @@ class HanaVectorStore(Closing):
         batch_size: int = 500,
         hnsw: HnswConfig | None = None,
     ) -> None:
-        if pool is None and settings is None:
-            raise ConfigurationError("HanaVectorStore needs settings or a pool")
         if dim is not None and not 0 < dim <= 65000:
             raise ConfigurationError("dim must be between 1 and 65000")
         if vector_type not in ("REAL_VECTOR", "HALF_VECTOR") or batch_size < 1:
             raise ConfigurationError("vector_type REAL_VECTOR|HALF_VECTOR, batch_size >= 1")
-        self._pool = pool if pool is not None else HanaConnectionPool(settings)  # type: ignore[arg-type]
+        self._pool = pool_for(settings, pool, owner="HanaVectorStore")
         quote_ident(table)
         self._table_name = table
         self._table = qualified(self._pool.settings.schema, table)
