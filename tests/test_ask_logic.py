@@ -8,9 +8,9 @@ from hybrid_rag.ask.analysis import analyse
 from hybrid_rag.ask.answer import compose_extractive
 from hybrid_rag.ask.fusion import reciprocal_rank_fusion
 from hybrid_rag.ask.linking import ProductIndex
-from hybrid_rag.ask.text import content_tokens, sentences, stem
 from hybrid_rag.models import Evidence, Fact, Passage
 from hybrid_rag.ontology import load_ontology
+from hybrid_rag.text import content_tokens, sentences, stem
 
 ONTOLOGY = load_ontology("msds")
 INDEX = ProductIndex(

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from hybrid_rag.ask.sparql import sparql_iri, sparql_literal, validate_query, with_dataset
 from hybrid_rag.errors import SparqlValidationError
+from hybrid_rag.sparql import sparql_iri, sparql_literal, validate_query, with_dataset
 
 G_A = "urn:hybrid-rag:doc:a"
 G_B = "urn:hybrid-rag:doc:b"
@@ -130,7 +130,7 @@ def test_too_long_rejected() -> None:
 
 
 def test_import_of_hybrid_rag_does_not_import_rdflib() -> None:
-    code = "import sys, hybrid_rag.ask.sparql; print('rdflib' in sys.modules)"
+    code = "import sys, hybrid_rag.sparql; print('rdflib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

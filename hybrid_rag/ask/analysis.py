@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from hybrid_rag.ask.linking import ProductIndex, ProductMatch
-from hybrid_rag.ask.text import norm, tokens
 from hybrid_rag.protocols import Ontology, PropertyDef
+from hybrid_rag.text import norm, tokens
 
 __all__ = ["Intent", "QuestionAnalysis", "analyse", "match_properties"]
 

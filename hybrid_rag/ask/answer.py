@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from hybrid_rag.ask.analysis import QuestionAnalysis
-from hybrid_rag.ask.text import content_tokens, norm, sentences, tokens
 from hybrid_rag.models import ChatMessage, Evidence, Fact, Passage
 from hybrid_rag.protocols import PropertyDef
+from hybrid_rag.text import content_tokens, norm, sentences, tokens
 
 __all__ = ["Composed", "compose_extractive", "synthesis_messages"]
 

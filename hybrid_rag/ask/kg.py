@@ -10,12 +10,12 @@ import anyio
 
 from hybrid_rag._vocab import HR, RDFS_LABEL
 from hybrid_rag.ask.analysis import QuestionAnalysis
-from hybrid_rag.ask.sparql import validate_query
-from hybrid_rag.ask.text import STOPWORDS, tokens
 from hybrid_rag.errors import HybridRAGError, SparqlValidationError
 from hybrid_rag.models import ChainError, ChatMessage, Evidence, Fact, SparqlAttempt, Usage
 from hybrid_rag.protocols import GraphStore, LLMProvider, Ontology
 from hybrid_rag.rdf import SparqlResult, Term, iri, literal
+from hybrid_rag.sparql import validate_query
+from hybrid_rag.text import STOPWORDS, tokens
 
 __all__ = ["KGResult", "fact_query", "run_kg_chain"]
 

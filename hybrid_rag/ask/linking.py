@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from hybrid_rag.ask.text import STOPWORDS, tokens
+from hybrid_rag.text import STOPWORDS, tokens
 
 __all__ = ["ProductIndex", "ProductMatch"]
 

@@ -37,11 +37,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from hybrid_rag.ask.text import suffix_stem
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.models import Chunk
 from hybrid_rag.protocols import VectorHit
 from hybrid_rag.stores._closing import Closing
+from hybrid_rag.text import suffix_stem
 
 if TYPE_CHECKING:
     pass

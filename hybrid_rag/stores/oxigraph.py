@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybrid_rag import _vocab
-from hybrid_rag.ask.sparql import validate_query
 from hybrid_rag.errors import ConfigurationError, InvalidDocIdError, StoreError
 from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
+from hybrid_rag.sparql import validate_query
 from hybrid_rag.stores._closing import Closing
 
 if TYPE_CHECKING:

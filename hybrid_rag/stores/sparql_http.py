@@ -5,7 +5,7 @@ Needs ``httpx`` (``pip install "hybrid-rag[server]"``), imported on first use.
 Scope is enforced twice: the query is validated with the scoped graphs as the only
 graphs it may name (``FROM``/``FROM NAMED``/``GRAPH <iri>`` outside the scope is
 rejected), then its dataset is rewritten to exactly those graphs
-(:func:`~hybrid_rag.ask.sparql.with_dataset`) AND sent as the protocol's
+(:func:`~hybrid_rag.sparql.with_dataset`) AND sent as the protocol's
 ``default-graph-uri``/``named-graph-uri`` parameters, which take precedence over the
 query text on conforming servers.
 
@@ -29,9 +29,9 @@ from typing import Any
 from xml.etree import ElementTree
 
 from hybrid_rag import _vocab
-from hybrid_rag.ask.sparql import validate_query, with_dataset
 from hybrid_rag.errors import ConfigurationError, InvalidDocIdError, StoreError
 from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
+from hybrid_rag.sparql import validate_query, with_dataset
 from hybrid_rag.stores._closing import Closing
 
 __all__ = [

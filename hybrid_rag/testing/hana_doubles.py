@@ -38,8 +38,8 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from hybrid_rag.ask.sparql import _is_kw, _tokens
 from hybrid_rag.providers.hashing import HashingEmbedder
+from hybrid_rag.sparql import _is_kw, _tokens
 from hybrid_rag.stores.hana._connection import HanaSettings
 
 __all__ = [

@@ -6,7 +6,7 @@ What is enforced where:
   graph, and DEFAULT is writable by every database user. So every query is first
   validated (read-only SELECT/ASK, no SERVICE, ``FROM``/``FROM NAMED``/``GRAPH <iri>``
   only naming scoped graphs) and then rewritten by
-  :func:`~hybrid_rag.ask.sparql.with_dataset` to ``FROM <g> ... FROM NAMED <g> ...``
+  :func:`~hybrid_rag.sparql.with_dataset` to ``FROM <g> ... FROM NAMED <g> ...``
   for exactly the scoped graphs, replacing any dataset clause it had. DEFAULT is never
   read by a scoped query, and the library never writes to it.
 * **Writes.** ``replace`` runs ``DROP SILENT GRAPH`` (graph DDL: autocommit on), then the
@@ -29,9 +29,9 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from hybrid_rag import _vocab
-from hybrid_rag.ask.sparql import validate_query, with_dataset
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.rdf import SparqlResult, Triple
+from hybrid_rag.sparql import validate_query, with_dataset
 from hybrid_rag.stores._closing import Closing
 from hybrid_rag.stores.hana._connection import (
     HanaConnectionPool,
