@@ -13,6 +13,7 @@ __all__ = [
     "EmptyDocumentError",
     "EncryptedDocumentError",
     "HybridRAGError",
+    "InputError",
     "InvalidDocIdError",
     "LLMError",
     "OntologyError",
@@ -30,7 +31,14 @@ class ConfigurationError(HybridRAGError):
     """A setting or a combination of constructor arguments is invalid."""
 
 
-class InvalidDocIdError(HybridRAGError, ValueError):
+class InputError(HybridRAGError, ValueError):
+    """An argument of a call is invalid: wrong type, out of range, empty or too long.
+
+    Raised before any I/O; the message names the argument and what was wrong with it.
+    """
+
+
+class InvalidDocIdError(InputError):
     """A document id does not match ``[A-Za-z0-9_.-]{1,128}``."""
 
 

@@ -39,6 +39,7 @@ EXPECTED_ALL = {
     "HybridRAG",
     "HybridRAGError",
     "IngestReport",
+    "InputError",
     "InvalidDocIdError",
     "LLMError",
     "LLMProvider",
