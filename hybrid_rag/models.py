@@ -23,11 +23,16 @@ __all__ = [
     "IngestReport",
     "Page",
     "Passage",
+    "PreparedDocument",
     "SparqlAttempt",
     "Usage",
 ]
 
 AskMode = Literal["hybrid", "kg", "vector"]
+Abstention = Literal["not_in_documents", "not_stated", "out_of_scope", "refused", "store_error"]
+"""Why an answer abstained: nothing in the documents speaks to the question; the sheet
+says the value is not available; the question is about something outside the scope; the
+request was refused (a request to change, delete or reveal the system); or a store failed."""
 Source = Literal["kg", "vector"]
 
 
@@ -100,6 +105,20 @@ class Fact(_Model):
     evidence: Evidence
 
 
+class PreparedDocument(_Model):
+    """A parsed and chunked document: what an :class:`~hybrid_rag.protocols.Extractor` reads.
+
+    ``pages`` are every page in order (1-based numbers, empty pages kept so numbers stay
+    true); ``chunks`` never cross pages.
+    """
+
+    doc_id: str
+    name: str
+    source: str
+    pages: tuple[Page, ...]
+    chunks: tuple[Chunk, ...] = ()
+
+
 class Passage(_Model):
     """A retrieved chunk with its fused score and its rank in each retriever (1-based)."""
 
@@ -131,8 +150,10 @@ class ChainError(_Model):
 class Answer(_Model):
     """The typed result of :meth:`HybridRAG.ask`.
 
-    ``text`` is ``None`` when neither chain found support for an answer. Every
-    statement in ``text`` is backed by ``facts`` (each with evidence) or ``passages``.
+    Every statement in ``text`` is backed by ``facts`` (each with evidence) or
+    ``passages``. When the answer abstains, ``abstention`` says why (code reads it) and
+    ``text`` is one short sentence a person can read, or ``None`` when neither chain found
+    anything to say.
     """
 
     question: str
@@ -148,6 +169,7 @@ class Answer(_Model):
     timings: dict[str, float] = Field(default_factory=dict)
     scope: list[str] | None = None
     citations: list[Evidence] = Field(default_factory=list)
+    abstention: Abstention | None = None
 
 
 class IngestReport(_Model):

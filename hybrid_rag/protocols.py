@@ -16,17 +16,21 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from hybrid_rag.models import ChatMessage, Chunk, Completion, DocumentInfo
+    from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView
+    from hybrid_rag.ingest.extract import Extraction
+    from hybrid_rag.models import ChatMessage, Chunk, Completion, DocumentInfo, PreparedDocument
     from hybrid_rag.rdf import SparqlResult, Triple
 
 __all__ = [
     "Catalog",
     "ClassDef",
     "Embedder",
+    "Extractor",
     "GraphStore",
     "LLMProvider",
     "Ontology",
     "PropertyDef",
+    "QuestionRouter",
     "VectorHit",
     "VectorStore",
 ]
@@ -286,4 +290,78 @@ class Ontology(Protocol):
 
     def vocabulary(self) -> str:
         """A compact text listing of classes and properties for LLM prompts."""
+        ...
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Reads the facts of one prepared (parsed and chunked) document under an ontology.
+
+    Contract (checked by :class:`hybrid_rag.testing.contracts.ExtractorContract`):
+
+    * ``extract(document, ontology=)`` returns an
+      :class:`~hybrid_rag.ingest.extract.Extraction`: the product the document is about
+      (``product``, never empty: fall back to the file name), its ``aliases``, and
+      ``facts``. Every fact names a property the ontology defines (``ontology.property(
+      fact.prop)`` resolves), a 1-based ``page`` of the document, and a ``quote`` that is
+      an exact substring of that page's text; ``chunk_id``, when set, is the id of a chunk
+      of the document on that page.
+    * A value it cannot back with such a quote is not returned: it is dropped and counted
+      in ``warnings`` (one readable line per reason). The ingest pipeline re-checks both
+      rules and drops (with a warning) what breaks them, so a faulty extractor cannot put
+      an unsupported fact into the graph.
+    * ``status="unavailable"`` records a value the document says is not available ("No
+      information available"), with the quote that says so.
+    * Never writes to a store. Deterministic extractors return the same result for the
+      same input. Failures of a model or service raise
+      :class:`~hybrid_rag.errors.LLMError`; a document with nothing to extract yields an
+      extraction with no facts and a warning, not an error.
+    * Safe to call concurrently for different documents.
+    """
+
+    @property
+    def name(self) -> str:
+        """Identifier of the extractor (and its model), for reports and caches."""
+        ...
+
+    async def extract(self, document: PreparedDocument, *, ontology: Ontology) -> Extraction:
+        """The product and the facts ``document`` states, each with its quote."""
+        ...
+
+
+@runtime_checkable
+class QuestionRouter(Protocol):
+    """Reads a question against what the scope holds; the chains run on its analysis.
+
+    Contract (checked by :class:`hybrid_rag.testing.contracts.QuestionRouterContract`):
+
+    * ``route(question, scope=, history=)`` returns a
+      :class:`~hybrid_rag.ask.analysis.QuestionAnalysis` for exactly ``question``
+      (``analysis.question == question``).
+    * ``products`` only name documents of ``scope.doc_ids``; ``properties`` are
+      properties of ``scope.ontology``.
+    * ``intent`` is one of ``lookup`` (one or several properties of the named products),
+      ``min`` / ``max`` (a comparison on a quantity, superlative or comparative),
+      ``filter`` ("which of these are ..."), ``same`` (same / different value),
+      ``procedure`` (first aid, firefighting, spill clean-up, handling, storage,
+      disposal), ``out_of_scope`` (nothing in the question links to the documents in
+      scope, or it names a product that is not in scope: ``missing`` lists it) and
+      ``unsafe`` (a request to change, delete or reveal the system). For the last two
+      ``reason`` says why in a sentence a person can read; the supervisor answers them
+      without touching any store.
+    * ``history`` holds earlier turns (oldest first); a follow-up ("and its boiling
+      point?") may take its products from them.
+    * Never writes to a store; reads nothing but its arguments (an LLM router may call its
+      model). Failures of a model raise :class:`~hybrid_rag.errors.LLMError`. Safe to call
+      concurrently.
+    """
+
+    async def route(
+        self,
+        question: str,
+        *,
+        scope: ScopeView,
+        history: Sequence[ChatMessage] = (),
+    ) -> QuestionAnalysis:
+        """The analysis the chains run on."""
         ...

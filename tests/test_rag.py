@@ -14,6 +14,7 @@ from hybrid_rag import (
     DocumentError,
     DocumentNotFoundError,
     HybridRAG,
+    InputError,
     InvalidDocIdError,
     StoreError,
 )
@@ -123,9 +124,9 @@ def test_unknown_and_invalid_ids(rag: HybridRAG) -> None:
             rag.ingest(b"hello", name="a.txt", doc_id=bad)
         with pytest.raises(InvalidDocIdError):
             rag.forget(bad)
-    with pytest.raises(ConfigurationError):
+    with pytest.raises(InputError):
         rag.ask("   ")
-    with pytest.raises(ConfigurationError):
+    with pytest.raises(InputError):
         rag.ask("x", mode="graph")  # type: ignore[arg-type]
 
 
@@ -287,8 +288,9 @@ def test_llm_synthesis_is_one_call(rag: HybridRAG) -> None:
         calls.append(messages)
         return "The flash point is -18 °C [1]."
 
-    rag.llm = FunctionLLM(fn)
-    ans = rag.ask("What is the flash point of Examplon Solvent 99%?")
+    with rag.override(llm=FunctionLLM(fn)):
+        ans = rag.ask("What is the flash point of Examplon Solvent 99%?")
+    assert rag.llm is None  # restored
     assert ans.generation == "llm" and ans.usage.llm_calls == 1 and len(calls) == 1
     assert ans.text == "The flash point is -18 °C [1]." and ans.citations
     assert "Question: What is the flash point" in calls[0][-1].content
@@ -303,8 +305,8 @@ def test_llm_sparql_is_repaired_after_error(rag: HybridRAG) -> None:
             "Examplon carries the signal word Danger [1].",
         ]
     )
-    rag.llm = FunctionLLM(lambda _m: next(replies))
-    ans = rag.ask("Tell me something dangerous")
+    with rag.override(llm=FunctionLLM(lambda _m: next(replies))):
+        ans = rag.ask("Tell me something dangerous")
     origins = [a.origin for a in ans.sparql]
     assert origins[:2] == ["llm", "repair"] and ans.sparql[0].error
     assert any("Danger" in f.value for f in ans.facts)
@@ -358,10 +360,12 @@ def test_follow_up_question_uses_history(rag: HybridRAG) -> None:
 
 def test_ingest_directory_and_bytes(samples: list[Path]) -> None:
     with HybridRAG(embedder="hashing") as r:
-        reports = r.ingest(samples[0].parent)
-        assert isinstance(reports, list) and len(reports) == len(samples)
+        with pytest.raises(InputError, match="ingest_many"):
+            r.ingest(samples[0].parent)
+        reports = r.ingest_many([samples[0].parent])
+        assert [x.status for x in reports] == ["ingested"] * len(samples)
         rep = r.ingest(b"Widget Oil\nFlash point: 150 \xc2\xb0C\n", name="widget-oil.txt")
-        assert not isinstance(rep, list) and rep.doc_id == "widget-oil"
+        assert rep.doc_id == "widget-oil"
         ans = r.ask("What is the flash point of Widget Oil?")
     assert ans.text is not None and "150 °C" in ans.text
 

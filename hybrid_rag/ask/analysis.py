@@ -11,9 +11,10 @@ from hybrid_rag.ask.linking import ProductIndex, ProductMatch
 from hybrid_rag.protocols import Ontology, PropertyDef
 from hybrid_rag.text import norm, tokens
 
-__all__ = ["Intent", "QuestionAnalysis", "analyse", "match_properties"]
+__all__ = ["Intent", "QuestionAnalysis", "ScopeView", "analyse", "match_properties"]
 
-Intent = Literal["lookup", "min", "max", "filter", "same"]
+Intent = Literal["lookup", "min", "max", "filter", "same", "procedure", "out_of_scope", "unsafe"]
+"""What a question asks for; see :class:`~hybrid_rag.protocols.QuestionRouter`."""
 
 _MAX = re.compile(r"\b(highest|maximum|largest|greatest|most alkaline|most basic|hottest)\b")
 _MIN = re.compile(r"\b(lowest|minimum|smallest|least|most acidic|coldest)\b")
@@ -31,14 +32,50 @@ _WHICH_ARE = re.compile(
 
 
 @dataclass(frozen=True, slots=True)
+class ScopeView:
+    """What a router may know of the scope: its documents, their products, the ontology.
+
+    Attributes:
+        doc_ids: the documents the question may see.
+        products: product names of those documents, for linking.
+        ontology: the vocabulary the graph is built on.
+        scoped: whether the caller named the documents (``docs=``) or means all of them.
+    """
+
+    doc_ids: tuple[str, ...]
+    products: ProductIndex
+    ontology: Ontology
+    scoped: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class QuestionAnalysis:
-    """What a question asks: about which documents, which properties, with which intent."""
+    """What a question asks: about which documents, which properties, with which intent.
+
+    Attributes:
+        question: the question as asked.
+        products: documents whose product the question names, best first.
+        properties: ontology properties the question asks about.
+        intent: see :data:`Intent`.
+        filter_terms: for ``filter``: the words a value must contain.
+        missing: product names the question names that are not in the scope.
+        reason: for ``out_of_scope`` and ``unsafe``: why, in a readable sentence.
+        search: the text the vector chain searches for (default: the question).
+    """
 
     question: str
     products: tuple[ProductMatch, ...]
     properties: tuple[PropertyDef, ...]
     intent: Intent
     filter_terms: tuple[str, ...] = field(default=())
+    missing: tuple[str, ...] = field(default=())
+    reason: str | None = None
+    search: str | None = None
+
+    @property
+    def answered_directly(self) -> bool:
+        """Whether the supervisor answers without the stores (out of scope, unsafe)."""
+        return self.intent in ("out_of_scope", "unsafe")
 
     @property
     def doc_ids(self) -> list[str]:

@@ -29,18 +29,30 @@ class Composed:
 
 
 def compose_extractive(
-    a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passage]
+    a: QuestionAnalysis,
+    facts: Sequence[Fact],
+    passages: Sequence[Passage],
+    *,
+    max_chars: int = MAX_CHARS,
 ) -> Composed:
-    """Short extractive answer: fact values with product names, or the best passage sentences."""
+    """Short extractive answer: fact values with product names, or the best passage sentences.
+
+    Args:
+        a: the question's analysis.
+        facts: what the KG chain found.
+        passages: what the vector chain found, best first.
+        max_chars: the longest answer text (a longer one is cut at a word with "…").
+    """
+    limit = max_chars
     if a.intent in ("min", "max") and facts:
-        return _ranked(a, facts)
+        return _ranked(a, facts, limit)
     if a.intent == "filter" and a.products:
-        return _filtered(a, facts)
+        return _filtered(a, facts, limit)
     if a.intent == "same" and facts:
-        return _same(a, facts)
+        return _same(a, facts, limit)
     if a.properties and a.products:
-        return _lookup(a, facts, passages)
-    found = _from_passages(a, passages, prefix="")
+        return _lookup(a, facts, passages, limit)
+    found = _from_passages(a, passages, prefix="", limit=limit)
     if found.text is None and passages:
         where = (
             f"the sheet of {_join([p.label for p in a.products])}"
@@ -59,7 +71,7 @@ def _name(a: QuestionAnalysis, doc_id: str, fallback: str) -> str:
     return next((p.label for p in a.products if p.doc_id == doc_id), fallback)
 
 
-def _ranked(a: QuestionAnalysis, facts: Sequence[Fact]) -> Composed:
+def _ranked(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
     best: dict[str, Fact] = {}
     for f in facts:  # the template orders by number; keep each document's first (best) value
         best.setdefault(f.doc_id, f)
@@ -76,10 +88,10 @@ def _ranked(a: QuestionAnalysis, facts: Sequence[Fact]) -> Composed:
         text += f"; versus {others}"
     if missing:
         text += f"; not stated for {', '.join(missing)}"
-    return Composed(_clip(text + "."), tuple(f.evidence for f in order), True, False)
+    return Composed(_clip(text + ".", limit), tuple(f.evidence for f in order), True, False)
 
 
-def _filtered(a: QuestionAnalysis, facts: Sequence[Fact]) -> Composed:
+def _filtered(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
     hits: dict[str, Fact] = {}
     for f in facts:
         if f.status == "stated":
@@ -95,16 +107,16 @@ def _filtered(a: QuestionAnalysis, facts: Sequence[Fact]) -> Composed:
     others = [p.label for p in a.products if p.doc_id not in hits]
     if others:
         text += f" No matching statement for {_join(others)}."
-    return Composed(_clip(text), tuple(f.evidence for f in hits.values()), True, False)
+    return Composed(_clip(text, limit), tuple(f.evidence for f in hits.values()), True, False)
 
 
-def _same(a: QuestionAnalysis, facts: Sequence[Fact]) -> Composed:
+def _same(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
     per_doc: dict[str, Fact] = {}
     for f in facts:
         if f.status == "stated":
             per_doc.setdefault(f.doc_id, f)
     if len(per_doc) < 2:
-        return _lookup(a, facts, ())
+        return _lookup(a, facts, (), limit)
     values = {_canon(f.value) for f in per_doc.values()}
     label = _in_sentence(next(iter(per_doc.values())).predicate_label)
     detail = "; ".join(
@@ -112,11 +124,13 @@ def _same(a: QuestionAnalysis, facts: Sequence[Fact]) -> Composed:
     )
     head = f"Yes, they share the same {label}" if len(values) == 1 else f"No, the {label}s differ"
     return Composed(
-        _clip(f"{head}: {detail}."), tuple(f.evidence for f in per_doc.values()), True, False
+        _clip(f"{head}: {detail}.", limit), tuple(f.evidence for f in per_doc.values()), True, False
     )
 
 
-def _lookup(a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passage]) -> Composed:
+def _lookup(
+    a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passage], limit: int
+) -> Composed:
     parts: list[str] = []
     cites: list[Evidence] = []
     used_passages = False
@@ -134,10 +148,10 @@ def _lookup(a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passa
         if bits:
             parts.append(f"{product.label}: " + "; ".join(bits))
     if not parts:  # only relations without extracted facts ("first aid"): read the passages
-        return _from_passages(a, passages, prefix="")
+        return _from_passages(a, passages, prefix="", limit=limit)
     text = ". ".join(parts) + "."
     if a.intent == "lookup" and len(text) < 200 and _asks_more(a):
-        extra = _from_passages(a, passages, prefix="", only=a.doc_ids, limit=MAX_CHARS - len(text))
+        extra = _from_passages(a, passages, prefix="", only=a.doc_ids, limit=limit - len(text))
         stated = [norm(f.value) for f in facts if f.status == "stated"]
         if (
             extra.citations
@@ -146,7 +160,7 @@ def _lookup(a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passa
         ):
             text, cites = f"{text} {extra.text}", [*cites, *extra.citations]
             used_passages = True
-    return Composed(_clip(text), tuple(cites), bool(facts), used_passages)
+    return Composed(_clip(text, limit), tuple(cites), bool(facts), used_passages)
 
 
 def _asks_more(a: QuestionAnalysis) -> bool:
@@ -381,7 +395,7 @@ def _join(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _clip(text: str, limit: int = MAX_CHARS) -> str:
+def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]

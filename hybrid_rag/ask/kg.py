@@ -6,9 +6,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import anyio
-
 from hybrid_rag._vocab import HR, RDFS_LABEL
+from hybrid_rag._workers import Workers
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.errors import HybridRAGError, SparqlValidationError
 from hybrid_rag.models import ChainError, ChatMessage, Evidence, Fact, SparqlAttempt, Usage
@@ -75,7 +74,7 @@ async def run_kg_chain(
     ontology: Ontology,
     scope: Sequence[str],
     llm: LLMProvider | None,
-    limiter: anyio.CapacityLimiter,
+    workers: Workers,
 ) -> KGResult:
     """Answer from the graph: a template when the question fits one, else the LLM."""
     result = KGResult()
@@ -85,7 +84,7 @@ async def run_kg_chain(
     template = _template(analysis)
     if template is not None:
         docs = [d for d in analysis.doc_ids if d in scope] or list(scope)
-        await _run(template, "template", graph=graph, scope=docs, result=result, limiter=limiter)
+        await _run(template, "template", graph=graph, scope=docs, result=result, workers=workers)
     elif llm is not None:
         await _llm_chain(
             analysis,
@@ -94,7 +93,7 @@ async def run_kg_chain(
             scope=scope,
             llm=llm,
             result=result,
-            limiter=limiter,
+            workers=workers,
         )
     else:
         result.errors.append(
@@ -141,12 +140,10 @@ async def _run(
     graph: GraphStore,
     scope: Sequence[str],
     result: KGResult,
-    limiter: anyio.CapacityLimiter,
+    workers: Workers,
 ) -> SparqlResult | None:
     try:
-        res = await anyio.to_thread.run_sync(
-            lambda: graph.query(sparql, scope=scope), limiter=limiter
-        )
+        res = await workers.run(lambda: graph.query(sparql, scope=scope))
     except HybridRAGError as exc:
         result.attempts.append(SparqlAttempt(query=sparql, origin=origin, error=str(exc)))  # type: ignore[arg-type]
         return None
@@ -207,7 +204,7 @@ async def _llm_chain(
     scope: Sequence[str],
     llm: LLMProvider,
     result: KGResult,
-    limiter: anyio.CapacityLimiter,
+    workers: Workers,
 ) -> None:
     system = _SYSTEM.format(hr=HR, label=RDFS_LABEL, vocab=ontology.vocabulary())
     user = f"Question: {a.question}"
@@ -219,7 +216,7 @@ async def _llm_chain(
         query, feedback = await _generate(messages, llm=llm, result=result)
         if query is not None:
             ok, feedback = await _try_generated(
-                query, origin, graph=graph, scope=scope, result=result, limiter=limiter
+                query, origin, graph=graph, scope=scope, result=result, workers=workers
             )
             if ok:
                 return
@@ -255,7 +252,7 @@ async def _try_generated(
     graph: GraphStore,
     scope: Sequence[str],
     result: KGResult,
-    limiter: anyio.CapacityLimiter,
+    workers: Workers,
 ) -> tuple[bool, str | None]:
     try:
         validate_query(query)
@@ -264,7 +261,7 @@ async def _try_generated(
     except SparqlValidationError as exc:
         result.attempts.append(SparqlAttempt(query=query, origin=origin, error=str(exc)))  # type: ignore[arg-type]
         return False, f"The query was rejected: {exc}. Fix it."
-    res = await _run(query, origin, graph=graph, scope=scope, result=result, limiter=limiter)
+    res = await _run(query, origin, graph=graph, scope=scope, result=result, workers=workers)
     if res is None:
         return False, f"The query failed: {result.attempts[-1].error}. Fix it."
     fact_iris = [r["fact"].value for r in res.rows if "fact" in r and r["fact"].kind == "iri"]
@@ -276,7 +273,7 @@ async def _try_generated(
         graph=graph,
         scope=scope,
         result=result,
-        limiter=limiter,
+        workers=workers,
     )
     return True, None
 

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+from hybrid_rag._workers import Workers
 from hybrid_rag.ask.fusion import reciprocal_rank_fusion
 from hybrid_rag.errors import HybridRAGError
 from hybrid_rag.models import ChainError, Chunk, Passage, Usage
@@ -36,7 +37,7 @@ async def run_vector_chain(
     vectors: VectorStore,
     scope: Sequence[str] | None,
     top_k: int,
-    limiter: anyio.CapacityLimiter,
+    workers: Workers,
 ) -> VectorResult:
     """Dense + BM25 retrieval restricted to ``scope`` (``None``: every document)."""
     out = VectorResult()
@@ -48,7 +49,7 @@ async def run_vector_chain(
         qvec = await embedder.embed_query(question)
         out.usage = Usage(embedding_calls=1, embedded_texts=1)
         dense, lexical = await _both(
-            qvec, question, vectors=vectors, scope=scope, depth=depth, limiter=limiter
+            qvec, question, vectors=vectors, scope=scope, depth=depth, workers=workers
         )
     except (HybridRAGError, BaseExceptionGroup) as exc:
         err = _first_error(exc)
@@ -77,19 +78,16 @@ async def _both(
     vectors: VectorStore,
     scope: Sequence[str] | None,
     depth: int,
-    limiter: anyio.CapacityLimiter,
+    workers: Workers,
 ) -> tuple[list[VectorHit], list[VectorHit]]:
     found: dict[str, list[VectorHit]] = {}
 
     async def dense() -> None:
-        found["dense"] = await anyio.to_thread.run_sync(
-            lambda: vectors.search(qvec, k=depth, doc_ids=scope),
-            limiter=limiter,
-        )
+        found["dense"] = await workers.run(lambda: vectors.search(qvec, k=depth, doc_ids=scope))
 
     async def lexical() -> None:
-        found["bm25"] = await anyio.to_thread.run_sync(
-            lambda: vectors.keyword_search(question, k=depth, doc_ids=scope), limiter=limiter
+        found["bm25"] = await workers.run(
+            lambda: vectors.keyword_search(question, k=depth, doc_ids=scope)
         )
 
     async with anyio.create_task_group() as tg:

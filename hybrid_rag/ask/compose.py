@@ -1,0 +1,120 @@
+"""Answer composition as a component: extractive text, or one grounded LLM synthesis call.
+
+:class:`AnswerComposer` turns what the chains found into the answer text and its
+citations. Its options are for readers: how long an answer may be and how citations are
+written. The extractive rules live in :mod:`hybrid_rag.ask.answer`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import anyio
+
+from hybrid_rag.ask.analysis import QuestionAnalysis
+from hybrid_rag.ask.answer import Composed, compose_extractive, synthesis_messages
+from hybrid_rag.errors import HybridRAGError, InputError
+from hybrid_rag.models import ChainError, Evidence, Fact, Passage, Usage
+from hybrid_rag.protocols import LLMProvider
+
+__all__ = ["AnswerComposer", "CitationStyle", "Synthesis"]
+
+CitationStyle = Literal["inline", "numbered"]
+"""``inline``: ``[doc-id p.4]`` after each statement; ``numbered``: ``[1]`` markers that
+index ``Answer.citations`` (1-based), as chat UIs show footnotes."""
+
+_INLINE = re.compile(r"\[([A-Za-z0-9_.-]{1,128}) p\.(\d+)\]")
+
+
+@dataclass(frozen=True, slots=True)
+class Synthesis:
+    """The text of one grounded LLM call, the evidence it cites, and what it cost."""
+
+    text: str
+    citations: tuple[Evidence, ...]
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerComposer:
+    """Writes the answer from facts and passages, extractively or with one LLM call.
+
+    Args:
+        max_chars: the longest extractive answer; a longer text is cut at a word boundary
+            and ends with "…". Procedures (first aid, storage ...) are quoted whole up to
+            this length. Must be between 80 and 4,000.
+        citations: how citations appear in the text; see :data:`CitationStyle`.
+        synthesis_max_tokens: the most tokens the synthesis call may write.
+
+    Example:
+        >>> from hybrid_rag.ask.compose import AnswerComposer
+        >>> AnswerComposer(max_chars=600, citations="numbered").max_chars
+        600
+    """
+
+    max_chars: int = 380
+    citations: CitationStyle = "inline"
+    synthesis_max_tokens: int = 600
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_chars, int) or not 80 <= self.max_chars <= 4000:
+            raise InputError(f"max_chars must be an int in 80..4000, not {self.max_chars!r}")
+        if self.citations not in ("inline", "numbered"):
+            raise InputError(f"citations must be 'inline' or 'numbered', not {self.citations!r}")
+
+    def extractive(
+        self, a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passage]
+    ) -> Composed:
+        """The extractive answer (no LLM): fact values with products, or passage sentences."""
+        composed = compose_extractive(a, facts, passages, max_chars=self.max_chars)
+        if self.citations == "numbered" and composed.text is not None:
+            return replace(composed, text=_numbered(composed.text, composed.citations))
+        return composed
+
+    async def synthesise(
+        self,
+        llm: LLMProvider,
+        question: str,
+        facts: Sequence[Fact],
+        passages: Sequence[Passage],
+        *,
+        draft: str | None,
+        deadline: float,
+    ) -> Synthesis | ChainError:
+        """One grounded LLM call over numbered sources, within what is left of the budget.
+
+        Returns the synthesis, or a :class:`~hybrid_rag.models.ChainError` (kind ``llm`` or
+        ``timeout``) that the supervisor reports while serving the extractive answer.
+        """
+        messages, evidence = synthesis_messages(question, facts, passages, draft=draft)
+        done = None
+        with anyio.move_on_after(max(1.0, deadline - time.perf_counter())):
+            try:
+                done = await llm.complete(messages, max_tokens=self.synthesis_max_tokens)
+            except HybridRAGError as exc:
+                return ChainError(chain="synthesis", kind="llm", message=str(exc))
+        if done is None:
+            return ChainError(chain="synthesis", kind="timeout", message="time budget spent")
+        cited = sorted({int(n) for n in re.findall(r"\[(\d+)\]", done.text)})
+        used = Usage(
+            llm_calls=1, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens
+        )
+        cites = tuple(evidence[n - 1] for n in cited if 0 < n <= len(evidence))
+        return Synthesis(done.text.strip(), cites, used)
+
+
+def _numbered(text: str, citations: Sequence[Evidence]) -> str:
+    """Inline ``[doc p.N]`` markers -> ``[k]``, k the 1-based index into ``citations``."""
+    index: dict[tuple[str, int], int] = {}
+    for i, ev in enumerate(citations, 1):
+        index.setdefault((ev.doc_id, ev.page), i)
+
+    def number(m: re.Match[str]) -> str:
+        k = index.get((m.group(1), int(m.group(2))))
+        return f"[{k}]" if k is not None else m.group(0)
+
+    return _INLINE.sub(number, text)

@@ -1,0 +1,351 @@
+"""The ask flow: scope -> route -> both chains within one time budget -> merge -> compose.
+
+::
+
+    question ──► scope (catalog) ──► router ──┬─ out of scope / unsafe ──► direct Answer
+                                               │
+                                               ├─► KG chain (template | LLM SPARQL + repair) ─┐
+                                               └─► vector chain (dense + BM25, RRF) ───────────┤
+                                                                                              ▼
+                          Answer ◄── composer (extractive | one grounded synthesis) ◄── merge
+
+:class:`Supervisor` takes only protocols (:class:`~hybrid_rag.protocols.GraphStore`,
+``VectorStore``, ``Catalog``, ``Embedder``, ``LLMProvider``, ``Ontology``,
+``QuestionRouter``). It never writes to a store.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import anyio
+
+from hybrid_rag._workers import Workers
+from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView
+from hybrid_rag.ask.compose import AnswerComposer, Synthesis
+from hybrid_rag.ask.kg import KGResult, run_kg_chain
+from hybrid_rag.ask.linking import ProductIndex
+from hybrid_rag.ask.vector import VectorResult, run_vector_chain
+from hybrid_rag.errors import DocumentNotFoundError, InputError
+from hybrid_rag.models import Answer, AskMode, ChainError, ChatMessage, Usage
+from hybrid_rag.protocols import (
+    Catalog,
+    Embedder,
+    GraphStore,
+    LLMProvider,
+    Ontology,
+    QuestionRouter,
+    VectorStore,
+)
+
+__all__ = ["AskParts", "History", "ProductIndexCache", "Supervisor", "check_docs"]
+
+log = logging.getLogger("hybrid_rag")
+
+History = Sequence[ChatMessage | tuple[str, str]]
+"""Earlier turns: chat messages, or ``(question, answer)`` pairs, oldest first."""
+
+MAX_QUESTION_CHARS = 4000
+MAX_TOP_K = 100
+
+
+@dataclass(frozen=True, slots=True)
+class AskParts:
+    """Everything the ask flow uses; built by :class:`~hybrid_rag.HybridRAG` per call."""
+
+    graph: GraphStore
+    vectors: VectorStore
+    catalog: Catalog
+    embedder: Embedder
+    ontology: Ontology
+    router: QuestionRouter
+    composer: AnswerComposer
+    llm: LLMProvider | None
+    workers: Workers
+    products: ProductIndexCache
+    timeout: float
+    top_k: int
+
+
+class ProductIndexCache:
+    """The product names of every catalogued document, built once and dropped on change."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._index: ProductIndex | None = None
+
+    def get(self, catalog: Catalog) -> ProductIndex:
+        """The index (built from ``catalog`` on first use after a change)."""
+        with self._lock:
+            if self._index is None:
+                entries = [(d.doc_id, [d.title or "", *d.aliases]) for d in catalog.list()]
+                self._index = ProductIndex(entries)
+            return self._index
+
+    def invalidate(self) -> None:
+        """Forget the index; the next question rebuilds it (after an ingest or forget)."""
+        with self._lock:
+            self._index = None
+
+
+class Supervisor:
+    """Answers one question from the documents in scope; see the module docstring."""
+
+    def __init__(self, parts: AskParts) -> None:
+        self.parts = parts
+
+    async def answer(
+        self,
+        question: str,
+        *,
+        docs: Iterable[str] | None,
+        mode: AskMode,
+        top_k: int | None,
+        history: History | None,
+    ) -> Answer:
+        """The :class:`~hybrid_rag.models.Answer`; bad arguments raise ``InputError``."""
+        t0 = time.perf_counter()
+        question, mode, k = check_question(question, mode), mode, check_top_k(top_k)
+        turns = check_history(history)
+        doc_list = check_docs(docs)
+        scope, scoped = await self._scope(doc_list)
+        view = await self.parts.workers.run(lambda: self._view(scope, scoped))
+        analysis = await self.parts.router.route(question, scope=view, history=turns)
+        t_route = time.perf_counter()
+        if analysis.answered_directly:
+            return _direct(analysis, mode=mode, scope=doc_list, t0=t0)
+        kg, vec, chain_ms = await self._chains(
+            analysis, mode=mode, scope=scope, scoped=scoped, top_k=k or self.parts.top_k
+        )
+        t_chains = time.perf_counter()
+        answer = await self._merge(
+            analysis, kg, vec, mode=mode, scope=doc_list, deadline=t0 + self.parts.timeout
+        )
+        timings = {
+            "analyse_ms": _ms(t0, t_route),
+            "retrieve_ms": _ms(t_route, t_chains),
+            **chain_ms,
+            "answer_ms": _ms(t_chains),
+            "total_ms": _ms(t0),
+        }
+        _log(answer, timings)
+        return answer.model_copy(update={"timings": {**answer.timings, **timings}})
+
+    async def _scope(self, docs: list[str] | None) -> tuple[list[str], bool]:
+        known = [d.doc_id for d in await self.parts.workers.run(self.parts.catalog.list)]
+        if docs is None:
+            return known, False
+        have = set(known)
+        for d in docs:
+            if d not in have:
+                raise DocumentNotFoundError(f"unknown document id {d!r} in docs=")
+        return docs, True
+
+    def _view(self, scope: list[str], scoped: bool) -> ScopeView:
+        index = self.parts.products.get(self.parts.catalog).restricted(scope)
+        return ScopeView(tuple(scope), index, self.parts.ontology, scoped)
+
+    async def _chains(
+        self, a: QuestionAnalysis, *, mode: AskMode, scope: list[str], scoped: bool, top_k: int
+    ) -> tuple[KGResult | None, VectorResult | None, dict[str, float]]:
+        """Both chains in parallel, each cut at ``timeout - 1`` s; per-chain timings."""
+        p = self.parts
+        vscope: list[str] | None = scope if scoped else None
+        query = a.search or a.question
+        if mode == "hybrid" and a.products:  # search inside the named products' sheets
+            vscope, query = [d for d in a.doc_ids if d in scope], a.search or a.topic
+        out: dict[str, Any] = {}
+        timings: dict[str, float] = {}
+
+        async def bounded(name: Literal["kg", "vector"], run: Callable[[], Awaitable[Any]]) -> None:
+            t = time.perf_counter()
+            with anyio.move_on_after(p.timeout - 1) as cs:
+                out[name] = await run()
+            if cs.cancelled_caught:
+                err = ChainError(chain=name, kind="timeout", message=f"over {p.timeout - 1} s")
+                out[name] = (KGResult if name == "kg" else VectorResult)(errors=[err])
+            timings[f"{name}_ms"] = _ms(t)
+
+        def kg() -> Awaitable[KGResult]:
+            return run_kg_chain(
+                a, graph=p.graph, ontology=p.ontology, scope=scope, llm=p.llm, workers=p.workers
+            )
+
+        def vector() -> Awaitable[VectorResult]:
+            return run_vector_chain(
+                query,
+                embedder=p.embedder,
+                vectors=p.vectors,
+                scope=vscope,
+                top_k=top_k,
+                workers=p.workers,
+            )
+
+        async with anyio.create_task_group() as tg:
+            if mode in ("hybrid", "kg"):
+                tg.start_soon(bounded, "kg", kg)
+            if mode in ("hybrid", "vector"):
+                tg.start_soon(bounded, "vector", vector)
+        return out.get("kg"), out.get("vector"), timings
+
+    async def _merge(
+        self,
+        a: QuestionAnalysis,
+        kg: KGResult | None,
+        vec: VectorResult | None,
+        *,
+        mode: AskMode,
+        scope: list[str] | None,
+        deadline: float,
+    ) -> Answer:
+        """Both chains -> one answer; one -> that one; none -> ``text=None``."""
+        facts = kg.facts if kg else []
+        passages = vec.passages if vec else []
+        errors = [*(kg.errors if kg else []), *(vec.errors if vec else [])]
+        usage = (kg.usage if kg else Usage()) + (vec.usage if vec else Usage())
+        composer = self.parts.composer
+        composed = composer.extractive(a, facts, passages)
+        text, citations = composed.text, list(composed.citations)
+        sources: list[Literal["kg", "vector"]] = []
+        if composed.used_facts or (facts and text):
+            sources.append("kg")
+        if composed.used_passages:
+            sources.append("vector")
+        generation: Literal["extractive", "llm"] = "extractive"
+        llm = self.parts.llm
+        if llm is not None and (facts or passages):
+            synth = await composer.synthesise(
+                llm, a.question, facts, passages, draft=text, deadline=deadline
+            )
+            if isinstance(synth, Synthesis):
+                text, citations, generation = synth.text, list(synth.citations), "llm"
+                usage = usage + synth.usage
+                sources = [s for s, got in (("kg", facts), ("vector", passages)) if got]  # type: ignore[misc]
+            else:
+                errors.append(synth)
+        found = bool(facts or passages)
+        return Answer(
+            question=a.question,
+            text=text if found else None,
+            mode=mode,
+            generation=generation,
+            sources=sources if found else [],
+            facts=facts,
+            passages=passages,
+            sparql=kg.attempts if kg else [],
+            errors=errors,
+            usage=usage,
+            scope=scope,
+            citations=citations,
+            abstention=None if found and text else "not_in_documents",
+        )
+
+
+def _direct(a: QuestionAnalysis, *, mode: AskMode, scope: list[str] | None, t0: float) -> Answer:
+    """Out-of-scope and unsafe questions: answered without touching any store."""
+    refused = a.intent == "unsafe"
+    default = (
+        "I can only answer questions about the documents; I cannot change or reveal the system."
+        if refused
+        else "The documents in scope do not cover this question."
+    )
+    return Answer(
+        question=a.question,
+        text=a.reason or default,
+        mode=mode,
+        scope=scope,
+        abstention="refused" if refused else "out_of_scope",
+        timings={"total_ms": _ms(t0)},
+    )
+
+
+def check_question(question: object, mode: object) -> str:
+    """The stripped question; ``InputError`` for a non-string, empty or too long one."""
+    if not isinstance(question, str):
+        raise InputError(f"question must be a string, not {type(question).__name__}")
+    if not question.strip():
+        raise InputError("question must be a non-empty string")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InputError(f"question is longer than {MAX_QUESTION_CHARS} characters")
+    if mode not in ("hybrid", "kg", "vector"):
+        raise InputError(f"mode must be 'hybrid', 'kg' or 'vector', not {mode!r}")
+    return question.strip()
+
+
+def check_top_k(top_k: object) -> int | None:
+    """``top_k`` as given; ``InputError`` unless ``None`` or an int in 1..100."""
+    if top_k is None:
+        return None
+    if isinstance(top_k, bool) or not isinstance(top_k, int):
+        raise InputError(f"top_k must be an int, not {type(top_k).__name__}")
+    if not 1 <= top_k <= MAX_TOP_K:
+        raise InputError(f"top_k must be between 1 and {MAX_TOP_K}, not {top_k}")
+    return top_k
+
+
+def check_docs(docs: Iterable[str] | None) -> list[str] | None:
+    """``docs=`` as a de-duplicated list of valid ids; any iterable of strings is accepted.
+
+    Raises:
+        InputError: a single string, a non-iterable, or an item that is not a string.
+        InvalidDocIdError: an id outside ``[A-Za-z0-9_.-]{1,128}``.
+    """
+    from hybrid_rag.ingest.load import validate_doc_id
+
+    if docs is None:
+        return None
+    if isinstance(docs, (str, bytes)):
+        raise InputError("docs must be a list of document ids, not a single string")
+    try:
+        items = list(docs)
+    except TypeError:
+        raise InputError(f"docs must be an iterable of ids, not {type(docs).__name__}") from None
+    for d in items:
+        if not isinstance(d, str):
+            raise InputError(f"docs must hold document id strings, not {type(d).__name__}")
+        validate_doc_id(d)
+    return list(dict.fromkeys(items))
+
+
+def check_history(history: History | None) -> list[ChatMessage]:
+    """Earlier turns as chat messages; ``(question, answer)`` pairs become two messages."""
+    if history is None:
+        return []
+    if isinstance(history, (str, bytes)):
+        raise InputError("history must be a list of messages or (question, answer) pairs")
+    out: list[ChatMessage] = []
+    for turn in history:
+        if isinstance(turn, ChatMessage):
+            out.append(turn)
+        elif isinstance(turn, tuple) and len(turn) == 2 and all(isinstance(t, str) for t in turn):
+            out.append(ChatMessage(role="user", content=turn[0]))
+            if turn[1]:
+                out.append(ChatMessage(role="assistant", content=turn[1]))
+        else:
+            raise InputError(
+                "history items must be ChatMessage or (question, answer) string pairs, "
+                f"not {type(turn).__name__}"
+            )
+    return out
+
+
+def _log(answer: Answer, timings: dict[str, float]) -> None:
+    log.info(
+        "ask",
+        extra={
+            "correlation_id": uuid.uuid4().hex[:12],
+            "sources": answer.sources,
+            "errors": [f"{e.chain}:{e.kind}" for e in answer.errors],
+            **timings,
+        },
+    )
+
+
+def _ms(t0: float, t1: float | None = None) -> float:
+    return round(((time.perf_counter() if t1 is None else t1) - t0) * 1000, 2)
