@@ -306,7 +306,7 @@ def test_llm_sparql_is_repaired_after_error(rag: HybridRAG) -> None:
         ]
     )
     with rag.override(llm=FunctionLLM(lambda _m: next(replies))):
-        ans = rag.ask("Tell me something dangerous")
+        ans = rag.ask("Which products have the signal word Danger?")
     origins = [a.origin for a in ans.sparql]
     assert origins[:2] == ["llm", "repair"] and ans.sparql[0].error
     assert any("Danger" in f.value for f in ans.facts)

@@ -7,18 +7,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from hybrid_rag.ask.grammar import Threshold, comparison_direction, is_polar, threshold
 from hybrid_rag.ask.linking import ProductIndex, ProductMatch
 from hybrid_rag.protocols import Ontology, PropertyDef
-from hybrid_rag.text import norm, tokens
+from hybrid_rag.text import STOPWORDS, norm, tokens
 
 __all__ = ["Intent", "QuestionAnalysis", "ScopeView", "analyse", "match_properties"]
 
 Intent = Literal["lookup", "min", "max", "filter", "same", "procedure", "out_of_scope", "unsafe"]
 """What a question asks for; see :class:`~hybrid_rag.protocols.QuestionRouter`."""
 
-_MAX = re.compile(r"\b(highest|maximum|largest|greatest|most alkaline|most basic|hottest)\b")
-_MIN = re.compile(r"\b(lowest|minimum|smallest|least|most acidic|coldest)\b")
-_SAME = re.compile(r"^(do|does|are|is|have|has)\b.*\b(same|share|identical|equal)\b")
+_MAX = re.compile(r"\b(most alkaline|most basic)\b")
+_MIN = re.compile(r"\b(most acidic)\b")
+_SAME = re.compile(
+    r"^(do|does|are|is|have|has)\b.*\b(same|share|identical|equal|differ|different)\b"
+)
 _QUOTED = re.compile(
     r"[\"'\u2018\u2019\u201c\u201d]([^\"'\u2018\u2019\u201c\u201d]{2,60})[\"'\u2018\u2019\u201c\u201d]"
 )
@@ -40,12 +43,15 @@ class ScopeView:
         products: product names of those documents, for linking.
         ontology: the vocabulary the graph is built on.
         scoped: whether the caller named the documents (``docs=``) or means all of them.
+        catalog: product names of every catalogued document, in scope or not, so a router
+            can tell "names a product outside the scope" from "names nothing known".
     """
 
     doc_ids: tuple[str, ...]
     products: ProductIndex
     ontology: Ontology
     scoped: bool = False
+    catalog: ProductIndex | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +67,9 @@ class QuestionAnalysis:
         missing: product names the question names that are not in the scope.
         reason: for ``out_of_scope`` and ``unsafe``: why, in a readable sentence.
         search: the text the vector chain searches for (default: the question).
+        polar: a yes/no question ("Is A's flash point higher than B's?").
+        subject: for a polar comparison, the document of the product named first.
+        threshold: for a numeric filter ("flash point above 60 °C"): the bound.
     """
 
     question: str
@@ -71,6 +80,9 @@ class QuestionAnalysis:
     missing: tuple[str, ...] = field(default=())
     reason: str | None = None
     search: str | None = None
+    polar: bool = False
+    subject: str | None = None
+    threshold: Threshold | None = None
 
     @property
     def answered_directly(self) -> bool:
@@ -92,25 +104,75 @@ class QuestionAnalysis:
 
 
 def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> QuestionAnalysis:
-    """Link products, match properties, and classify the intent of ``question``."""
+    """Link products, match properties, and classify the intent of ``question``.
+
+    Comparisons are read from generic grammar: superlatives ("lowest") and comparatives
+    ("lower", "greater than", "less volatile") over two or more named products, with the
+    property from the ontology's vocabulary. A yes/no comparison ("Is A's flash point
+    higher than B's?") is ``polar`` and its ``subject`` is the product named first.
+    """
     products = tuple(index.link(question))
     props = tuple(match_properties(question, ontology))
     text = norm(question)
     terms = _filter_terms(question)
     intent: Intent = "lookup"
+    limit = threshold(question) if len(products) >= 2 else None
+    direction = _direction(text) if len(products) >= 2 else None
+    if direction is not None:
+        props = _without_word(question, direction[1], props, ontology)
     if len(products) >= 2 and _SAME.search(text):
         intent = "same"
-    elif len(products) >= 2 and _MAX.search(text) and _quantity(props):
-        intent = "max"
-    elif len(products) >= 2 and _MIN.search(text) and _quantity(props):
-        intent = "min"
+    elif limit is not None and _quantity(props):
+        intent = "filter"  # "which of these has a flash point above 60 °C"
+    elif direction is not None and _quantity(props):
+        intent = direction[0]
     elif len(products) >= 2 and terms and _WHICH.search(text):
         intent = "filter"
-    elif len(products) >= 2 and not props and (phrase := _WHICH_ARE.search(question)):
-        intent, terms = "filter", (phrase.group(1).strip(),)  # "which of these are corrosive"
+    elif len(products) >= 2 and (phrase := _WHICH_ARE.search(question)):
+        found = _value_terms(phrase.group(1), props)  # "which of these are corrosive"
+        if found:
+            intent, terms = "filter", found
     if intent in ("min", "max"):
         props = tuple(p for p in props if p.kind == "datatype")[:1]
-    return QuestionAnalysis(question, products, props, intent, terms)
+    polar = intent in ("min", "max", "same") and is_polar(question)
+    return QuestionAnalysis(
+        question,
+        products,
+        props,
+        intent,
+        terms if limit is None else (),
+        threshold=limit if intent == "filter" else None,
+        polar=polar,
+        subject=_first_named(question, products) if polar else None,
+    )
+
+
+def _direction(text: str) -> tuple[Literal["min", "max"], str] | None:
+    found: tuple[Literal["min", "max"], str] | None = None
+    for pattern, way in ((_MIN, "min"), (_MAX, "max")):  # "most acidic": the word fixes it
+        if found is None and (m := pattern.search(text)):
+            found = (way, m.group(0))  # type: ignore[assignment]
+    return found or comparison_direction(text)
+
+
+def _without_word(
+    question: str, word: str, props: Sequence[PropertyDef], ontology: Ontology
+) -> tuple[PropertyDef, ...]:
+    """Properties still named once the comparison word is taken out ("the lower flash
+    point" names the flash point, not the lower explosion limit)."""
+    rest = re.sub(rf"\b{re.escape(word)}\b", " ", question, count=1, flags=re.I)
+    still = {p.iri for p in match_properties(rest, ontology)}
+    return tuple(p for p in props if p.iri in still)
+
+
+def _first_named(question: str, products: Sequence[ProductMatch]) -> str | None:
+    """The product whose name appears first in the question."""
+    toks = tokens(question)
+    where = {
+        p.doc_id: min((toks.index(t) for t in p.matched if t in toks), default=len(toks))
+        for p in products
+    }
+    return min(where, key=lambda d: where[d]) if where else None
 
 
 def match_properties(question: str, ontology: Ontology) -> list[PropertyDef]:
@@ -131,6 +193,21 @@ def match_properties(question: str, ontology: Ontology) -> list[PropertyDef]:
     for _n, p in sorted(found, key=lambda x: -x[0]):
         seen.setdefault(p.iri, p)
     return list(seen.values())
+
+
+def _value_terms(phrase: str, props: Sequence[PropertyDef]) -> tuple[str, ...]:
+    """What a value must say for "which of these are <phrase>".
+
+    Without a named property the whole phrase is the filter. With one, the words of its
+    labels are dropped ("shipped as DOT class 5.1" under the transport hazard class); an
+    identifier left (a number, a code) is then the filter on its own, else the words are.
+    """
+    if not props:
+        return (phrase.strip(),)
+    named = {t for p in props for label in p.labels for t in tokens(label)}
+    rest = [t for t in tokens(phrase) if t not in named and t not in STOPWORDS]
+    codes = [t for t in rest if any(c.isdigit() for c in t)]
+    return tuple(codes or rest)
 
 
 def _quantity(props: Sequence[PropertyDef]) -> bool:

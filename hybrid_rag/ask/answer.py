@@ -9,13 +9,18 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from hybrid_rag.ask.analysis import QuestionAnalysis
-from hybrid_rag.models import ChatMessage, Evidence, Fact, Passage
+from hybrid_rag.models import Abstention, ChatMessage, Evidence, Fact, Passage
 from hybrid_rag.protocols import PropertyDef
 from hybrid_rag.text import content_tokens, norm, sentences, tokens
 
 __all__ = ["Composed", "compose_extractive", "synthesis_messages"]
 
 MAX_CHARS = 380
+_NEGATIVE = re.compile(r"^\W*(?:not|no|non|none|never|n/a)\b", re.I)
+_SUPERLATIVE = (
+    r"\b(?:(?:high|low|small|larg|great|bigg|hott|warm|cold|cool|strong|weak|few)est"
+    r"|most|least|maximum|minimum)\b"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +31,7 @@ class Composed:
     citations: tuple[Evidence, ...]
     used_facts: bool
     used_passages: bool
+    abstention: Abstention | None = None
 
 
 def compose_extractive(
@@ -59,7 +65,13 @@ def compose_extractive(
             if a.products
             else ("the documents in scope")
         )
-        return Composed(f"Not stated: nothing in {where} answers this.", (), False, False)
+        return Composed(
+            f"Not stated: nothing in {where} answers this.",
+            (),
+            False,
+            False,
+            "not_in_documents",
+        )
     return found
 
 
@@ -77,8 +89,14 @@ def _ranked(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
         best.setdefault(f.doc_id, f)
     order = list(best.values())
     top, rest = order[0], order[1:]
-    word = "highest" if a.intent == "max" else "lowest"
+    superlative = len(a.products) > 2 or re.search(_SUPERLATIVE, a.question, re.I) is not None
+    if a.intent == "max":
+        word = "highest" if superlative else "higher"
+    else:
+        word = "lowest" if superlative else "lower"
     head = f"{_name(a, top.doc_id, top.subject)} has the {word} {_in_sentence(top.predicate_label)}"
+    if a.polar and a.subject is not None and len(order) >= 2:
+        head = ("Yes: " if top.doc_id == a.subject else "No: ") + head
     text = f"{head} ({top.value} {_cite(top.evidence)})"
     others = "; ".join(
         f"{_name(a, f.doc_id, f.subject)}: {f.value} {_cite(f.evidence)}" for f in rest
@@ -92,11 +110,14 @@ def _ranked(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
 
 
 def _filtered(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
+    if a.threshold is not None:
+        return _bounded(a, facts, limit)
     hits: dict[str, Fact] = {}
-    for f in facts:
-        if f.status == "stated":
+    asks_negative = any(_NEGATIVE.match(t) for t in a.filter_terms)
+    for f in facts:  # "Not listed" does not match "listed"
+        if f.status == "stated" and (asks_negative or not _NEGATIVE.match(f.value)):
             hits.setdefault(f.doc_id, f)
-    term = a.filter_terms[0] if a.filter_terms else "it"
+    term = " ".join(a.filter_terms) if a.filter_terms else "it"
     if not hits:
         return Composed(f"None of them is stated to match '{term}'.", (), True, False)
     names = [_name(a, d, f.subject) for d, f in hits.items()]
@@ -108,6 +129,41 @@ def _filtered(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Compose
     if others:
         text += f" No matching statement for {_join(others)}."
     return Composed(_clip(text, limit), tuple(f.evidence for f in hits.values()), True, False)
+
+
+def _bounded(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
+    """Which products' values satisfy a numeric bound ("flash point above 60 °C")."""
+    assert a.threshold is not None
+    per_doc: dict[str, Fact] = {}
+    for f in facts:
+        if f.status == "stated" and f.number is not None:
+            per_doc.setdefault(f.doc_id, f)
+    if not per_doc:
+        return Composed(None, (), False, False)
+    bound = a.threshold
+    said = f"{'above' if bound.op == '>' else 'below'} {bound.value:g}{_unit(bound.unit)}"
+    label = _in_sentence(next(iter(per_doc.values())).predicate_label)
+    yes = [d for d, f in per_doc.items() if bound.holds(f.number or 0.0, unit=f.unit)]
+    names = [_name(a, d, per_doc[d].subject) for d in yes]
+    head = (
+        f"{_join(names)} {'has' if len(names) == 1 else 'have'} a {label} {said}"
+        if names
+        else f"None of them has a {label} {said}"
+    )
+    detail = "; ".join(
+        f"{_name(a, d, f.subject)}: {f.value} {_cite(f.evidence)}" for d, f in per_doc.items()
+    )
+    missing = [p.label for p in a.products if p.doc_id not in per_doc]
+    text = f"{head}. Values: {detail}."
+    if missing:
+        text += f" Not stated for {_join(missing)}."
+    return Composed(_clip(text, limit), tuple(f.evidence for f in per_doc.values()), True, False)
+
+
+def _unit(unit: str | None) -> str:
+    if not unit:
+        return ""
+    return unit if unit.startswith(("°", "%")) else f" {unit}"
 
 
 def _same(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
@@ -133,7 +189,7 @@ def _lookup(
 ) -> Composed:
     parts: list[str] = []
     cites: list[Evidence] = []
-    used_passages = False
+    used_passages = valued = False
     for product in a.products[:4]:
         bits: list[str] = []
         for prop in a.properties[:3]:
@@ -143,6 +199,7 @@ def _lookup(
                 continue
             bit, ev = said
             used_passages |= bool(ev) and not mine
+            valued |= any(f.status == "stated" for f in mine) or (bool(ev) and not mine)
             bits.append(bit)
             cites += ev
         if bits:
@@ -159,8 +216,9 @@ def _lookup(
             and not any(v and v in norm(extra.text or "") for v in stated)
         ):
             text, cites = f"{text} {extra.text}", [*cites, *extra.citations]
-            used_passages = True
-    return Composed(_clip(text, limit), tuple(cites), bool(facts), used_passages)
+            used_passages = valued = True
+    abstained: Abstention | None = None if valued else "not_stated"
+    return Composed(_clip(text, limit), tuple(cites), bool(facts), used_passages, abstained)
 
 
 def _asks_more(a: QuestionAnalysis) -> bool:

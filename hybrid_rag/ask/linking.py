@@ -61,6 +61,18 @@ class ProductIndex:
     def __len__(self) -> int:
         return len({lab.doc_id for lab in self._labels})
 
+    def doc_ids(self) -> list[str]:
+        """The documents this index sees, in insertion order."""
+        return list(dict.fromkeys(lab.doc_id for lab in self._labels))
+
+    def label_of(self, doc_id: str) -> str | None:
+        """The first (preferred) product name of a document, or ``None``."""
+        return next((lab.label for lab in self._labels if lab.doc_id == doc_id), None)
+
+    def tokens(self) -> frozenset[str]:
+        """Every token of every product name this index sees."""
+        return frozenset(t for lab in self._labels for t in lab.toks)
+
     def link(self, question: str) -> list[ProductMatch]:
         """Documents whose product the question names, best first."""
         q = set(tokens(question))

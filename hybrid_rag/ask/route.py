@@ -1,23 +1,89 @@
-"""The offline :class:`~hybrid_rag.protocols.QuestionRouter`: linking + ontology matching.
+"""The offline :class:`~hybrid_rag.protocols.QuestionRouter`: linking, ontology, grammar.
 
-No model, no I/O: products are linked by their names (fuzzy, IDF-weighted), properties by
-the ontology's labels, and the intent by generic question grammar (superlatives, "same",
-"which of these ..."). A follow-up question that names no product takes the products of
-the latest earlier user turn that named one.
+No model, no I/O. The order of decisions:
+
+1. **unsafe**: a request to change or delete stored data, to reveal the system (prompt,
+   credentials) or to run commands is refused.
+2. **out of scope**, answered without the stores when
+   - the question asks for something else than a question about documents (a poem);
+   - it names a product the catalog has, but outside ``docs=`` (``missing`` names it);
+   - it names nothing the scope knows: no product, no ontology property, and none of its
+     words in a product name or a class label of the ontology ("Who founded SAP?");
+   - it asks about a property of a product nobody knows: its name holds words that are
+     in no product name and not in the ontology's vocabulary ("the boiling point of
+     Glorbium Nitrate": ``missing`` names it).
+3. Otherwise the linguistic analysis (:func:`~hybrid_rag.ask.analysis.analyse`): products,
+   properties, intent. A question scoped with ``docs=`` that names no product is about
+   the scoped documents (up to :data:`SCOPE_AS_SUBJECT` of them).
+4. A follow-up that names no product takes the products of the latest earlier user turn
+   that named one.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import replace
+from functools import lru_cache
 
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView, analyse
+from hybrid_rag.ask.grammar import creative_request, unsafe_request
+from hybrid_rag.ask.linking import ProductMatch
 from hybrid_rag.models import ChatMessage
+from hybrid_rag.protocols import Ontology
+from hybrid_rag.text import STOPWORDS, tokens
 
-__all__ = ["OfflineRouter"]
+__all__ = ["SCOPE_AS_SUBJECT", "OfflineRouter"]
+
+SCOPE_AS_SUBJECT = 10
+"""A question scoped to at most this many documents that names none is about all of them."""
+
+_REFUSE = (
+    "I can only answer questions about the documents: I do not change, delete or reveal "
+    "stored data or the system."
+)
+_CREATIVE = "I answer questions about the documents; writing other texts is outside that."
+_UNRELATED = "Not found in the documents: they do not cover this question."
+_GRAMMAR = frozenset(
+    [
+        "please",
+        "can",
+        "could",
+        "would",
+        "will",
+        "should",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "tell",
+        "give",
+        "show",
+        "list",
+        "name",
+        "find",
+        "say",
+        "says",
+        "said",
+        "state",
+        "stated",
+        "know",
+        "anything",
+        "any",
+        "some",
+        "every",
+        "each",
+        "all",
+        "there",
+        "here",
+        "much",
+        "many",
+    ]
+)
 
 
 class OfflineRouter:
-    """The default router: deterministic, offline, no LLM call.
+    """The default router: deterministic, offline, no LLM call (see the module docstring).
 
     Example:
         >>> from hybrid_rag.ask.route import OfflineRouter
@@ -33,7 +99,7 @@ class OfflineRouter:
         scope: ScopeView,
         history: Sequence[ChatMessage] = (),
     ) -> QuestionAnalysis:
-        """Link products, match properties and classify the intent of ``question``."""
+        """The analysis the chains run on (pure; no I/O)."""
         return self.route_sync(question, scope=scope, history=history)
 
     def route_sync(
@@ -43,25 +109,156 @@ class OfflineRouter:
         scope: ScopeView,
         history: Sequence[ChatMessage] = (),
     ) -> QuestionAnalysis:
-        """:meth:`route` without an event loop (it does no I/O)."""
-        index = scope.products
-        analysis = analyse(question, index=index, ontology=scope.ontology)
-        if analysis.products or not history:
-            return analysis
-        for turn in reversed([m.content for m in history if m.role == "user"]):
-            prev = analyse(turn, index=index, ontology=scope.ontology)
-            if prev.products:
-                names = "; ".join(p.label for p in prev.products)
-                followed = analyse(f"{question} ({names})", index=index, ontology=scope.ontology)
-                return _replace_question(followed, question)
-        return analysis
+        """:meth:`route` without an event loop."""
+        if unsafe_request(question):
+            return _direct(question, "unsafe", _REFUSE)
+        if creative_request(question):
+            return _direct(question, "out_of_scope", _CREATIVE)
+        a = analyse(question, index=scope.products, ontology=scope.ontology)
+        if not a.products and history:
+            a = _follow_up(a, history, scope)
+        missing = _outside_scope(question, a, scope)
+        if missing:
+            names = _join(missing)
+            verb = "is" if len(missing) == 1 else "are"
+            return replace(
+                _direct(
+                    question, "out_of_scope", f"{names} {verb} not among the documents in scope."
+                ),
+                missing=tuple(missing),
+            )
+        if not a.products:
+            unknown = _unknown_name(question, scope)
+            if unknown is not None:
+                return replace(
+                    _direct(
+                        question, "out_of_scope", f"Not found: no document is about {unknown}."
+                    ),
+                    missing=(unknown,),
+                )
+            if not a.properties and not _known_words(question, scope):
+                return _direct(question, "out_of_scope", _UNRELATED)
+            if scope.scoped and 0 < len(scope.doc_ids) <= SCOPE_AS_SUBJECT:
+                a = _about_scope(a, scope)
+        return a
 
     def __repr__(self) -> str:
         return "OfflineRouter()"
 
 
-def _replace_question(a: QuestionAnalysis, question: str) -> QuestionAnalysis:
-    """The analysis of an expanded follow-up, reported for the question as asked."""
-    from dataclasses import replace
+def _direct(question: str, intent: str, reason: str) -> QuestionAnalysis:
+    return QuestionAnalysis(question, (), (), intent, reason=reason)  # type: ignore[arg-type]
 
-    return replace(a, question=question, search=a.search or a.topic)
+
+def _follow_up(
+    a: QuestionAnalysis, history: Sequence[ChatMessage], scope: ScopeView
+) -> QuestionAnalysis:
+    """A follow-up inherits the products of the latest user turn that named one."""
+    for turn in reversed([m.content for m in history if m.role == "user"]):
+        prev = analyse(turn, index=scope.products, ontology=scope.ontology)
+        if prev.products:
+            names = "; ".join(p.label for p in prev.products)
+            expanded = analyse(
+                f"{a.question} ({names})", index=scope.products, ontology=scope.ontology
+            )
+            return replace(expanded, question=a.question, search=expanded.topic)
+    return a
+
+
+def _outside_scope(question: str, a: QuestionAnalysis, scope: ScopeView) -> list[str]:
+    """Names of catalogued products the question names that are outside ``docs=``."""
+    if not scope.scoped or scope.catalog is None:
+        return []
+    inside = set(scope.doc_ids)
+    explained = {t for p in a.products for t in p.matched}
+    out = [
+        m.label
+        for m in scope.catalog.link(question)
+        if m.doc_id not in inside and not m.matched <= explained
+    ]
+    return list(dict.fromkeys(out))
+
+
+def _about_scope(a: QuestionAnalysis, scope: ScopeView) -> QuestionAnalysis:
+    """The scoped documents as the question's products (it named none)."""
+    products = tuple(
+        ProductMatch(d, scope.products.label_of(d) or d, 1.0, frozenset()) for d in scope.doc_ids
+    )
+    if len(products) == 1:
+        return replace(a, products=products)
+    names = "; ".join(p.label for p in products)  # read the comparison as if they were named
+    redone = analyse(f"{a.question} ({names})", index=scope.products, ontology=scope.ontology)
+    return replace(redone, question=a.question, products=products, search=a.question)
+
+
+def _known_words(question: str, scope: ScopeView) -> bool:
+    """Whether any content word of the question is one the scope or ontology knows."""
+    words = _content_words(question)
+    return bool(words & (_ontology_words(scope.ontology) | _product_words(scope)))
+
+
+def _unknown_name(question: str, scope: ScopeView) -> str | None:
+    """A product-like name in the question whose words nobody knows ("Glorbium Nitrate").
+
+    Only capitalised words and words with digits count as name words, so a lower-case
+    paraphrase never makes a question out of scope.
+    """
+    known = _ontology_words(scope.ontology) | _product_words(scope) | STOPWORDS | _GRAMMAR
+    known |= _property_words(scope.ontology)
+    words = re.findall(r"[\w%][\w%.,'/-]*", question)
+    for i, w in enumerate(words):
+        toks = [t for t in tokens(w) if t.isalpha()]
+        if i == 0 or not w[0].isupper() or not toks or any(t in known for t in toks):
+            continue
+        return _name_around(words, i, known)
+    return None
+
+
+def _name_around(words: list[str], i: int, known: set[str] | frozenset[str]) -> str:
+    """The run of name-like words (capitalised, with digits) around ``words[i]``."""
+
+    def namey(w: str) -> bool:
+        core = w.strip(",.'")
+        return bool(core) and (core[0].isupper() or any(c.isdigit() for c in core))
+
+    start = i
+    while start > 1 and namey(words[start - 1]) and tokens(words[start - 1])[:1] != ["the"]:
+        start -= 1
+    end = i + 1
+    while end < len(words) and namey(words[end]):
+        end += 1
+    return " ".join(words[start:end]).strip(" ,.?")
+
+
+def _content_words(question: str) -> set[str]:
+    return {t for t in tokens(question) if t.isalpha() and t not in STOPWORDS | _GRAMMAR}
+
+
+def _product_words(scope: ScopeView) -> frozenset[str]:
+    return (scope.catalog or scope.products).tokens() | scope.products.tokens()
+
+
+def _ontology_words(ontology: Ontology) -> frozenset[str]:
+    """Words of the ontology's class labels ("chemical", "hazard", "supplier").
+
+    Property labels count through property matching only: a word that is merely part of
+    a longer label ("life" of "shelf life", "cup" of "closed cup") names nothing.
+    """
+    labels = [lab for c in ontology.classes() for lab in (c.label, *c.alt_labels)]
+    return _label_words(tuple(labels))
+
+
+def _property_words(ontology: Ontology) -> frozenset[str]:
+    """Every word of every property label: a name made of them is no unknown product."""
+    return _label_words(tuple(lab for p in ontology.properties() for lab in p.labels))
+
+
+@lru_cache(maxsize=8)
+def _label_words(labels: tuple[str, ...]) -> frozenset[str]:
+    bare = [re.sub(r"\([^)]*\)", " ", lab) for lab in labels]  # "(closed cup)" qualifies
+    words = {t for lab in bare for t in tokens(lab) if t.isalpha() and t not in STOPWORDS}
+    return frozenset(words | {t[:-1] for t in words if t.endswith("s")})
+
+
+def _join(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]

@@ -33,7 +33,7 @@ from hybrid_rag.ask.kg import KGResult, run_kg_chain
 from hybrid_rag.ask.linking import ProductIndex
 from hybrid_rag.ask.vector import VectorResult, run_vector_chain
 from hybrid_rag.errors import DocumentNotFoundError, InputError
-from hybrid_rag.models import Answer, AskMode, ChainError, ChatMessage, Usage
+from hybrid_rag.models import Abstention, Answer, AskMode, ChainError, ChatMessage, Usage
 from hybrid_rag.protocols import (
     Catalog,
     Embedder,
@@ -148,8 +148,8 @@ class Supervisor:
         return docs, True
 
     def _view(self, scope: list[str], scoped: bool) -> ScopeView:
-        index = self.parts.products.get(self.parts.catalog).restricted(scope)
-        return ScopeView(tuple(scope), index, self.parts.ontology, scoped)
+        full = self.parts.products.get(self.parts.catalog)
+        return ScopeView(tuple(scope), full.restricted(scope), self.parts.ontology, scoped, full)
 
     async def _chains(
         self, a: QuestionAnalysis, *, mode: AskMode, scope: list[str], scoped: bool, top_k: int
@@ -243,8 +243,17 @@ class Supervisor:
             usage=usage,
             scope=scope,
             citations=citations,
-            abstention=None if found and text else "not_in_documents",
+            abstention=_abstention(composed.abstention, found=found, text=text, llm=generation),
         )
+
+
+def _abstention(
+    composed: Abstention | None, *, found: bool, text: str | None, llm: str
+) -> Abstention | None:
+    """Why the answer abstains: nothing found, or the extractive answer found no value."""
+    if not found or not text:
+        return "not_in_documents"
+    return composed if llm == "extractive" else None
 
 
 def _direct(a: QuestionAnalysis, *, mode: AskMode, scope: list[str] | None, t0: float) -> Answer:

@@ -21,6 +21,7 @@ Compiled matchers are cached per ontology object; extraction is linear in the te
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -620,7 +621,11 @@ def _limit_prop(agency: str | None, kind: str, line: str) -> str | None:
 
 _PHONE_LINE = re.compile(r"^[\d\s().+\-]{7,}$")
 _SDS_TITLE = re.compile(r"^\s*(?:SDS|MSDS)\s*[–—-]\s*(?P<t>.+?)\s+Page\s*\d", re.IGNORECASE)
-_NOT_TITLE = re.compile(r"safety\s*data\s*sheet|www\.|\.com|page\s*\d|^section", re.IGNORECASE)
+_NOT_TITLE = re.compile(
+    r"safety\s*data\s*sheet|www\.|\.com|page\s*\d|^section|^\d{1,2}(?:\.\d{1,2})+\s",
+    re.IGNORECASE,
+)
+_SDS_BANNER = re.compile(r"^\s*(?:material\s+)?safety\s*data\s*sheet\s*$", re.IGNORECASE)
 _STEM_ID = re.compile(
     r"[-_](?:[0-9a-f]{12,14}|v\d+|\d{1,2}[-_]\d{1,2}[-_]\d{2,4}.*)$", re.IGNORECASE
 )
@@ -638,6 +643,11 @@ def _title(pages: Sequence[Page]) -> str | None:
             cand = lines[i + 1]
             if not _NOT_TITLE.search(cand) and re.search(r"[A-Za-z]{3}", cand):
                 return cand
+    every = [ln.strip() for ln in pages[0].text.split("\n") if ln.strip()]
+    for prev, ln in itertools.pairwise(every):  # "Gallium Metal, 99.99%" above the banner
+        plausible = not _NOT_TITLE.search(prev) and re.search(r"[A-Za-z]{3}", prev)
+        if _SDS_BANNER.match(ln) and plausible:
+            return prev
     return None
 
 

@@ -1,0 +1,152 @@
+"""Generic question grammar (pure): comparison words, polar questions, requests.
+
+Only English grammar lives here: question words, comparatives and superlatives,
+negation, and the verbs of requests to change or reveal the system. Which words name
+which *property* comes from the ontology (labels, alternative and hidden labels), never
+from this module.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "Direction",
+    "Threshold",
+    "comparison_direction",
+    "creative_request",
+    "is_polar",
+    "threshold",
+    "unsafe_request",
+]
+
+Direction = Literal["min", "max"]
+
+_MORE = (
+    r"highest|maximum|largest|greatest|biggest|most|hottest|warmest|strongest|"
+    r"higher|greater|larger|bigger|more|hotter|warmer|stronger|exceeds?|above|over"
+)
+_LESS = (
+    r"lowest|minimum|smallest|least|fewest|coldest|coolest|weakest|"
+    r"lower|less|smaller|fewer|colder|cooler|weaker|below|under"
+)
+_DIRECTION = re.compile(rf"\b(?P<more>{_MORE})\b|\b(?P<less>{_LESS})\b", re.I)
+_POLAR = re.compile(r"^\s*(?:is|are|does|do|has|have|was|were|can|could|will|would)\b", re.I)
+_NEGATED = re.compile(r"\bnot\s+(?:as|so)\b", re.I)
+
+_CHANGE = (
+    r"delete|remove|drop|erase|wipe|purge|destroy|truncate|clear|insert|update|modify|"
+    r"alter|overwrite|replace|edit|change|add|upload|ingest|forget|rename|corrupt"
+)
+_DATA = (
+    r"documents?|sheets?|sds|files?|data|database|db|stores?|graphs?|index(?:es)?|"
+    r"records?|entries|triples?|chunks?|vectors?|catalog(?:ue)?|collection|"
+    r"knowledge\s+base"
+)
+_REVEAL = (
+    r"reveal|show|print|display|dump|leak|expose|tell|give|list|output|repeat|what\s+(?:is|are)"
+)
+_SECRET = (  # what a system keeps to itself; "the instructions" of a sheet are not in it
+    r"system\s+prompt|passwords?|credentials?|api[\s_-]?keys?|secrets?|access\s+tokens?|"
+    r"connection\s+strings?|environment\s+variables?|service\s+keys?"
+)
+_OWN = r"system\s+prompt|prompts?|instructions|configuration|config|rules"
+_UNSAFE = [
+    re.compile(rf"\b(?:{_CHANGE})\b[^?.!]*\b(?:{_DATA})\b", re.I),
+    re.compile(
+        rf"\b(?:{_REVEAL})\b[^?.!]*\b(?:your|the|its|my)\s+(?:[\w-]+\s+){{0,2}}(?:{_SECRET})\b",
+        re.I,
+    ),
+    re.compile(rf"\b(?:{_REVEAL})\b[^?.!]*\byour\s+(?:{_OWN})\b", re.I),
+    re.compile(r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier)\b", re.I),
+    re.compile(r"\b(?:run|execute)\b[^?.!]*\b(?:sql|sparql|query|command|code|script)\b", re.I),
+]
+_CREATIVE = re.compile(
+    r"\b(?:write|compose|make|create|generate|invent|tell)\b[^?.!]*\b(?:poem|haiku|limerick|"
+    r"song|lyrics|story|joke|essay|rap|sonnet|riddle|slogan|tweet)s?\b",
+    re.I,
+)
+
+
+_ABOVE = r"above|over|greater\s+than|more\s+than|higher\s+than|exceeding|exceeds?|at\s+least|>=?"
+_BELOW = r"below|under|less\s+than|lower\s+than|at\s+most|<=?"
+_BOUND = re.compile(
+    rf"(?:(?P<above>{_ABOVE})|(?P<below>{_BELOW}))\s*(?P<n>[-−]?\d+(?:[.,]\d+)?)\s*"
+    r"(?P<unit>°\s*[CF]\b|deg(?:rees)?\s*[CF]\b|%|[A-Za-z/]+)?",
+    re.I,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    """A numeric bound in a question: ``op`` ``>`` or ``<``, the number, its unit as written."""
+
+    op: Literal[">", "<"]
+    value: float
+    unit: str | None = None
+
+    def in_celsius(self) -> float:
+        """The bound in °C when it was written in °F (else unchanged)."""
+        if self.unit and self.unit.replace(" ", "").upper().endswith("F") and "°" in self.unit:
+            return (self.value - 32) * 5 / 9
+        return self.value
+
+    def holds(self, number: float, *, unit: str | None) -> bool:
+        """Whether ``number`` (in ``unit``; °C for temperatures) satisfies the bound."""
+        bound = self.in_celsius() if unit == "°C" else self.value
+        return number > bound if self.op == ">" else number < bound
+
+
+def threshold(text: str) -> Threshold | None:
+    """The first numeric bound in ``text`` ("above 60 °C", "less than 7"), or ``None``."""
+    m = _BOUND.search(text)
+    if m is None:
+        return None
+    value = float(m.group("n").replace(",", ".").replace("−", "-"))
+    unit = (m.group("unit") or "").strip() or None
+    if unit and unit.lower().startswith("deg"):
+        unit = "°" + unit[-1].upper()
+    return Threshold(">" if m.group("above") else "<", value, unit)
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    direction: Direction
+    word: str
+    start: int
+
+
+def comparison_direction(text: str) -> tuple[Direction, str] | None:
+    """Whether ``text`` compares by size, and which way: ``("max", "higher")``.
+
+    Superlatives and comparatives both count ("highest", "higher", "greater than",
+    "less"); "not as high as" flips the direction. ``None`` when there is none.
+    """
+    found = [
+        _Found("max" if m.group("more") else "min", m.group(0).lower(), m.start())
+        for m in _DIRECTION.finditer(text)
+    ]
+    if not found:
+        return None
+    first = found[0]
+    direction: Direction = first.direction
+    if _NEGATED.search(text):
+        direction = "min" if direction == "max" else "max"
+    return direction, first.word
+
+
+def is_polar(text: str) -> bool:
+    """A yes/no question ("Is A's flash point higher than B's?")."""
+    return bool(_POLAR.match(text))
+
+
+def unsafe_request(text: str) -> bool:
+    """A request to change or delete stored data, reveal the system, or run commands."""
+    return any(p.search(text) for p in _UNSAFE)
+
+
+def creative_request(text: str) -> bool:
+    """A request to write something (a poem, a story, a joke): not a question about documents."""
+    return bool(_CREATIVE.search(text))
