@@ -1,4 +1,5 @@
-"""The Catalog and Embedder contracts on every implementation.
+"""The Catalog and Embedder contracts on every implementation, and every contract on the
+in-memory reference fakes written from the protocol docstrings.
 
 The graph and vector stores run their contracts in their own modules
 (test_graph_oxigraph, test_sparql_http, test_local_vectors, test_hana_*); HANA live runs
@@ -18,8 +19,8 @@ from hybrid_rag.providers.hashing import HashingEmbedder
 from hybrid_rag.providers.local import SentenceTransformerEmbedder
 from hybrid_rag.stores.catalog import SqliteCatalog
 from hybrid_rag.stores.hana import HanaCatalog, HanaConnectionPool, HanaInternalEmbedder
-from hybrid_rag.testing import FakeEmbedder
-from hybrid_rag.testing.contracts import CatalogContract, EmbedderContract
+from hybrid_rag.testing import FakeEmbedder, InMemoryCatalog, InMemoryVectorStore
+from hybrid_rag.testing.contracts import CatalogContract, EmbedderContract, VectorStoreContract
 from hybrid_rag.testing.hana_doubles import FAKE_SETTINGS, FakeHdbcli
 
 # -- catalogs ----------------------------------------------------------------------------
@@ -46,6 +47,12 @@ class TestHanaCatalogOnDouble(CatalogContract):
         with HanaCatalog(pool=HanaConnectionPool(FAKE_SETTINGS, driver=driver)) as catalog:
             yield catalog
         assert driver.database.shared_connections() == []
+
+
+class TestInMemoryCatalog(CatalogContract):
+    @pytest.fixture
+    def catalog(self) -> InMemoryCatalog:
+        return InMemoryCatalog()
 
 
 def test_sqlite_catalog_persists_across_reopen(tmp_path: Path) -> None:
@@ -100,3 +107,36 @@ class TestHanaInternalEmbedderOnDouble(EmbedderContract):
 
     def backend_calls(self, embedder: Embedder) -> int | None:
         return len(self.driver.database.statements("VECTOR_EMBEDDING"))
+
+
+# -- the in-memory reference vector store ------------------------------------------------
+
+
+class TestInMemoryVectorStore(VectorStoreContract):
+    @pytest.fixture
+    def vector_store(self, dim: int) -> InMemoryVectorStore:
+        return InMemoryVectorStore(dim=dim)
+
+
+class TestInMemoryVectorStoreDimFromFirstWrite(VectorStoreContract):
+    @pytest.fixture
+    def vector_store(self) -> InMemoryVectorStore:
+        return InMemoryVectorStore()
+
+
+def test_in_memory_fakes_serve_hybrid_rag(tmp_path: Path) -> None:
+    """The reference fakes are enough to ingest and answer: users can test with them."""
+    from hybrid_rag import HybridRAG
+    from hybrid_rag.samples import sample_pdfs
+
+    pdf = sample_pdfs(tmp_path / "pdfs")[0]
+    vectors, catalog = InMemoryVectorStore(), InMemoryCatalog()
+    with HybridRAG(embedder="hashing", vectors=vectors, catalog=catalog) as rag:
+        report = rag.ingest(pdf)
+        assert [d.doc_id for d in catalog.list()] == [report.doc_id]
+        assert len(vectors.chunks(report.doc_id)) == report.chunks > 0
+        answer = rag.ask("What is the flash point?", mode="vector")
+        assert answer.passages
+        assert {p.doc_id for p in answer.passages} == {report.doc_id}
+        rag.forget(report.doc_id)
+        assert catalog.list() == [] and vectors.chunks(report.doc_id) == []
