@@ -7,7 +7,7 @@ any I/O. They implement the argument rules written in :mod:`hybrid_rag.protocols
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hybrid_rag.errors import InputError
@@ -55,16 +55,17 @@ def check_text(text: object, *, name: str = "text") -> str:
     return text
 
 
-def _items(value: object, *, name: str, what: str) -> list[Any]:
-    """The items of a list/tuple-like sequence that is not itself a string."""
-    if isinstance(value, str | bytes | bytearray) or not isinstance(value, Sequence):
+def _items(value: object, *, name: str, what: str, ordered: bool = True) -> list[Any]:
+    """The items of a sequence (or, unless ``ordered``, a set) that is not a string."""
+    kind = Sequence if ordered else Collection
+    if isinstance(value, str | bytes | bytearray) or not isinstance(value, kind):
         raise InputError(f"{name} must be a sequence of {what}, got {_kind(value)}")
     return list(value)
 
 
-def check_texts(texts: object, *, name: str = "texts") -> list[str]:
+def check_texts(texts: object, *, name: str = "texts", ordered: bool = True) -> list[str]:
     """``texts`` as a list when it is a sequence (not a string) of ``str``."""
-    items = _items(texts, name=name, what="str")
+    items = _items(texts, name=name, what="str", ordered=ordered)
     bad = next((i for i, t in enumerate(items) if not isinstance(t, str)), None)
     if bad is not None:
         raise InputError(f"{name}[{bad}] must be a str, got {_kind(items[bad])}")
@@ -72,8 +73,8 @@ def check_texts(texts: object, *, name: str = "texts") -> list[str]:
 
 
 def check_doc_ids(doc_ids: object, *, name: str = "doc_ids") -> list[str]:
-    """A sequence (not a string) of doc id strings, as a list without duplicates."""
-    return list(dict.fromkeys(check_texts(doc_ids, name=name)))
+    """A sequence or set (not a string) of doc id strings, as a list without duplicates."""
+    return list(dict.fromkeys(check_texts(doc_ids, name=name, ordered=False)))
 
 
 def check_filter(doc_ids: object) -> list[str] | None:
@@ -82,8 +83,8 @@ def check_filter(doc_ids: object) -> list[str] | None:
 
 
 def check_scope(scope: object) -> list[str]:
-    """A query's ``scope``: a sequence (not a string) of valid doc ids, without duplicates."""
-    items = _items(scope, name="scope", what="doc ids")
+    """A query's ``scope``: a sequence or set (not a string) of valid doc ids, deduplicated."""
+    items = _items(scope, name="scope", what="doc ids", ordered=False)
     return list(dict.fromkeys(check_doc_id(d) for d in items))
 
 
@@ -131,7 +132,7 @@ def check_triples(triples: object) -> list[Triple]:
     """``triples`` as a list when it is a sequence of ``(Term, Term, Term)`` tuples."""
     from hybrid_rag.rdf import Term
 
-    items = _items(triples, name="triples", what="(Term, Term, Term) tuples")
+    items = _items(triples, name="triples", what="(Term, Term, Term) tuples", ordered=False)
     for i, t in enumerate(items):
         if not (isinstance(t, tuple) and len(t) == 3 and all(isinstance(x, Term) for x in t)):
             raise InputError(f"triples[{i}] must be a (Term, Term, Term) tuple, got {t!r:.80}")

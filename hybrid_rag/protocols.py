@@ -47,7 +47,7 @@ class GraphStore(Protocol):
       (previous content gone); duplicates within ``triples`` and a second write of the
       same triples leave one copy. Other documents' graphs are untouched. Returns the
       number of distinct triples stored; an empty ``triples`` removes the graph and
-      returns 0. ``triples`` must be a sequence of ``(Term, Term, Term)`` tuples
+      returns 0. ``triples`` must be a sequence (or set) of ``(Term, Term, Term)`` tuples
       (:class:`~hybrid_rag.rdf.Term`), else :class:`~hybrid_rag.errors.InputError`; a
       triple the engine cannot store (a literal subject or predicate, an invalid or
       relative IRI) raises :class:`~hybrid_rag.errors.StoreError`. Either way the graph
@@ -67,7 +67,7 @@ class GraphStore(Protocol):
       naming a graph outside the scope cannot widen it: the store either raises
       :class:`~hybrid_rag.errors.SparqlValidationError` or returns nothing from that
       graph. An empty ``scope`` returns an empty result without touching the engine.
-      ``scope`` must be a sequence of doc ids, not a ``str``
+      ``scope`` must be a sequence (or set) of doc ids, not a ``str``
       (:class:`~hybrid_rag.errors.InputError`).
     * Results are :class:`~hybrid_rag.rdf.SparqlResult`: a SELECT has ``variables`` in
       projection order, one dict per row without the unbound variables, and
@@ -179,7 +179,8 @@ class VectorStore(Protocol):
       stemming are the store's choice.
     * **Filters.** ``doc_ids`` restricts both searches to those documents: ``None`` means
       all, an empty sequence means no hits, unknown ids match nothing. It must be a
-      sequence of ``str``, never a ``str`` itself (:class:`~hybrid_rag.errors.InputError`).
+      sequence (or set) of ``str``, never a ``str`` itself
+      (:class:`~hybrid_rag.errors.InputError`).
     * **Arguments.** ``k`` must be an ``int`` >= 1 and ``text`` a ``str``, else
       :class:`~hybrid_rag.errors.InputError`.
     * ``delete(doc_id)`` removes the document's chunks from both searches and returns how

@@ -248,7 +248,13 @@ class GraphStoreContract:
         assert result.rows == ()
         assert result.boolean is None
 
-    @pytest.mark.parametrize("scope", ["a", None, 7])
+    def test_scope_may_be_any_collection_of_ids(self, two_docs: GraphStore) -> None:
+        q = f"SELECT ?n WHERE {{ ?s <{P_NAME.value}> ?n }} ORDER BY ?n"
+        for scope in (("a", "b"), {"a", "b"}, frozenset({"b", "a"}), ["a", "b", "a"]):
+            assert values(two_docs.query(q, scope=scope), "n") == ["Acetone", "Benzene"]  # type: ignore[arg-type]
+        assert values(two_docs.query(q, scope=set()), "n") == []  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("scope", ["a", None, 7, (d for d in ["a"])])
     def test_scope_must_be_a_sequence_of_ids(self, two_docs: GraphStore, scope: Any) -> None:
         with pytest.raises(InputError):
             two_docs.query(VALUES_ALL, scope=scope)

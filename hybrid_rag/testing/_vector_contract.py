@@ -113,6 +113,9 @@ class VectorStoreContract:
         assert len(only_b) == 10
         assert {h.chunk.doc_id for h in only_b} == {"B"}
         assert vector_store.search(q, k=5, doc_ids=["missing"]) == []
+        for ids in (("B",), {"B"}, frozenset({"B", "missing"}), ["B", "B"]):
+            assert {h.chunk.doc_id for h in vector_store.search(q, k=20, doc_ids=ids)} == {"B"}  # type: ignore[arg-type]
+            assert len(vector_store.search(q, k=20, doc_ids=ids)) == 10  # type: ignore[arg-type]
 
     def test_replace_twice_leaves_no_duplicates(self, vector_store: VectorStore, dim: int) -> None:
         self._fill(vector_store, "A", 6, dim, seed=5)
