@@ -42,27 +42,69 @@ class GraphStore(Protocol):
 
     Contract (checked by :class:`hybrid_rag.testing.contracts.GraphStoreContract`):
 
+    * **Doc ids.** Every ``doc_id`` (argument or ``scope`` entry) must match
+      ``[A-Za-z0-9_.-]{1,128}``; anything else (including a non-``str``) raises
+      :class:`~hybrid_rag.errors.InvalidDocIdError` before any I/O.
+    * ``graph_iri(doc_id)`` is the document's named graph IRI: distinct per document and
+      ending with the doc id (typically ``graph_base + doc_id``).
     * ``replace(doc_id, triples)`` makes the document's graph hold exactly ``triples``
-      (previous content gone); writing the same triples twice leaves one copy. Other
-      documents' graphs are untouched. Returns the number of distinct triples stored.
-    * ``delete(doc_id)`` removes the document's graph; deleting an absent graph is a no-op
-      returning ``False``.
+      (previous content gone); duplicates within ``triples`` and a second write of the
+      same triples leave one copy. Other documents' graphs are untouched. Returns the
+      number of distinct triples stored; an empty ``triples`` removes the graph and
+      returns 0. ``triples`` must be a sequence (or set) of ``(Term, Term, Term)`` tuples
+      (:class:`~hybrid_rag.rdf.Term`), else :class:`~hybrid_rag.errors.InputError`; a
+      triple the engine cannot store (a literal subject or predicate, an invalid or
+      relative IRI) raises :class:`~hybrid_rag.errors.StoreError`. Either way the graph
+      is unchanged.
+    * Terms round-trip exactly: any literal text (quotes, backslashes, newlines, control
+      characters, non-ASCII, the empty string), language tags, datatypes and blank nodes.
+      A plain literal comes back with ``datatype=None``; ``xsd:integer``,
+      ``xsd:decimal``, ``xsd:double`` and ``xsd:boolean`` keep their datatype and
+      compare, sort and aggregate as numbers in queries, across documents.
+    * ``delete(doc_id)`` removes the document's graph and returns ``True``; deleting an
+      absent graph is a no-op returning ``False``.
+    * ``doc_ids()`` lists the documents that have a graph (any order).
     * ``query(sparql, scope=...)`` runs a read-only SELECT or ASK with the dataset set by
       the store to exactly the graphs of ``scope`` (as default graph union and as named
-      graphs). ``FROM``, ``FROM NAMED`` and ``GRAPH <iri>`` in the query cannot widen it.
-      An empty scope returns an empty result without touching the engine. Updates raise
-      :class:`~hybrid_rag.errors.SparqlValidationError`; engine errors raise
+      graphs): ``GRAPH ?g`` ranges over the scope's graphs only, a doc id in ``scope``
+      without a graph contributes nothing. ``FROM``, ``FROM NAMED`` and ``GRAPH <iri>``
+      naming a graph outside the scope cannot widen it: the store either raises
+      :class:`~hybrid_rag.errors.SparqlValidationError` or returns nothing from that
+      graph. An empty ``scope`` returns an empty result without touching the engine.
+      ``scope`` must be a sequence (or set) of doc ids, not a ``str``
+      (:class:`~hybrid_rag.errors.InputError`).
+    * Results are :class:`~hybrid_rag.rdf.SparqlResult`: a SELECT has ``variables`` in
+      projection order, one dict per row without the unbound variables, and
+      ``boolean=None``; an ASK has ``boolean`` set and no rows.
+    * Rejected before execution with :class:`~hybrid_rag.errors.SparqlValidationError`,
+      the store unchanged: updates (``INSERT``, ``DELETE``, ``DROP``, ``CLEAR``, ``LOAD``,
+      ``CREATE``, a query followed by ``; update``), ``CONSTRUCT`` and ``DESCRIBE``,
+      ``SERVICE`` anywhere in the query (the message names ``SERVICE``), and a query that
+      is empty, not a ``str`` or does not parse. Engine errors raise
       :class:`~hybrid_rag.errors.StoreError` whose message carries the engine's text.
-    * ``doc_ids()`` lists documents that have a graph.
-    * Thread-safe; ``close()`` is idempotent.
+    * Thread-safe: queries and writes may come from several threads at once.
+      ``close()`` is idempotent; other calls after it may raise ``StoreError``.
     """
 
     def graph_iri(self, doc_id: str) -> str:
-        """The named graph IRI of a document."""
+        """The named graph IRI of a document.
+
+        Raises:
+            InvalidDocIdError: ``doc_id`` is not a valid doc id.
+        """
         ...
 
     def replace(self, doc_id: str, triples: Sequence[Triple]) -> int:
-        """Make the document's named graph hold exactly ``triples``."""
+        """Make the document's named graph hold exactly ``triples``.
+
+        Returns:
+            The number of distinct triples now in the graph.
+
+        Raises:
+            InvalidDocIdError: Bad ``doc_id``.
+            InputError: ``triples`` is not a sequence of ``(Term, Term, Term)``.
+            StoreError: The engine refused a triple or failed; the graph is unchanged.
+        """
         ...
 
     def delete(self, doc_id: str) -> bool:
@@ -70,21 +112,34 @@ class GraphStore(Protocol):
         ...
 
     def query(self, sparql: str, *, scope: Sequence[str]) -> SparqlResult:
-        """Run a read-only query over exactly the graphs of ``scope``."""
+        """Run a read-only SELECT or ASK over exactly the graphs of ``scope``.
+
+        Raises:
+            SparqlValidationError: Not a read-only SELECT/ASK, SERVICE, a graph outside
+                the scope (or the store returns nothing from it), or no parse.
+            InvalidDocIdError: A scope entry is not a valid doc id.
+            InputError: ``scope`` is a ``str`` or not a sequence.
+            StoreError: The engine failed; the message carries its text.
+        """
         ...
 
     def doc_ids(self) -> list[str]:
-        """Documents that have a named graph."""
+        """Documents that have a named graph, in any order."""
         ...
 
     def close(self) -> None:
-        """Release resources; further calls may fail."""
+        """Release resources; idempotent. Further calls may raise StoreError."""
         ...
 
 
 @dataclass(frozen=True, slots=True)
 class VectorHit:
-    """A chunk returned by a search, with the retriever's score (higher is better)."""
+    """A chunk returned by a search, with the retriever's score (higher is better).
+
+    For :meth:`VectorStore.search` the score is the cosine similarity of the query and
+    the chunk's vector; for :meth:`VectorStore.keyword_search` it is the BM25 score
+    (always > 0).
+    """
 
     chunk: Chunk
     score: float
@@ -96,24 +151,61 @@ class VectorStore(Protocol):
 
     Contract (checked by :class:`hybrid_rag.testing.contracts.VectorStoreContract`):
 
-    * ``replace(doc_id, chunks, vectors)`` makes the document hold exactly these chunks
-      (old ones gone, others untouched); ``vectors`` has one row per chunk. A dimension
-      different from the store's raises :class:`~hybrid_rag.errors.StoreError` and writes
-      nothing.
+    * **Writing.** ``replace(doc_id, chunks, vectors)`` makes the document hold exactly
+      these chunks (old ones gone, other documents untouched) and returns how many it
+      stored; writing the same chunks twice leaves one copy. ``vectors`` has one row per
+      chunk (shape ``(len(chunks), dim)``); rows need not be normalised (scores are
+      cosines). ``doc_id`` must be a valid doc id (``[A-Za-z0-9_.-]{1,128}``, else
+      :class:`~hybrid_rag.errors.InvalidDocIdError`). Empty ``chunks`` with an empty
+      ``vectors`` removes the document and returns 0.
+    * **Bad writes** raise before anything is written, leaving the store unchanged:
+      :class:`~hybrid_rag.errors.InputError` when ``chunks`` is not a sequence of
+      :class:`~hybrid_rag.models.Chunk` or ``vectors`` is not an array of numbers;
+      :class:`~hybrid_rag.errors.StoreError` when the row count differs from the number
+      of chunks, the dimension differs from the store's (a new store takes its dimension
+      from its configuration or the first write), a value is NaN or infinite, a chunk's
+      ``doc_id`` is not ``doc_id``, or two chunks share a ``chunk_id``.
     * ``search(vector, k=, doc_ids=)`` returns at most ``k`` hits by descending cosine
-      similarity; ``doc_ids`` restricts hits to those documents (``None`` = all, empty
-      sequence = no hits).
-    * ``keyword_search(text, k=, doc_ids=)`` ranks by BM25; identifiers such as
-      ``67-64-1``, ``UN1090`` or ``H225`` are found by their exact string.
-    * ``delete(doc_id)`` removes the document's chunks and returns how many.
-    * ``chunks(doc_id)`` returns the document's chunks in page/offset order.
-    * Thread-safe; ``close()`` persists what is not yet persisted and is idempotent.
+      similarity (the score; the query need not be normalised, its length does not
+      change scores). ``vector`` must be one row of finite numbers
+      (:class:`~hybrid_rag.errors.InputError` otherwise); a length other than the
+      store's dimension raises :class:`~hybrid_rag.errors.StoreError`. An empty store
+      returns ``[]``.
+    * ``keyword_search(text, k=, doc_ids=)`` ranks chunks by BM25 and returns at most
+      ``k`` hits with a score > 0, best first (no match: ``[]``). Matching is
+      case-insensitive after Unicode NFKC normalisation. A run of letters and digits
+      joined by ``-``, ``.``, ``/`` or ``,`` is one token, so identifiers such as
+      ``67-64-1``, ``UN1090`` or ``H225`` are found by their exact string, also inside a
+      question (``"What is CAS 67-64-1?"``). A letter code of 1-3 letters written apart
+      from its number (``un 1090``, ``H 225``) must match the joined form (``UN1090``,
+      ``H225``): e.g. tokenise both chunks and queries to emit the joined token too.
+      Whether the parts of a compound (``67``, ``64``) also count, stop words and
+      stemming are the store's choice.
+    * **Filters.** ``doc_ids`` restricts both searches to those documents: ``None`` means
+      all, an empty sequence means no hits, unknown ids match nothing. It must be a
+      sequence (or set) of ``str``, never a ``str`` itself
+      (:class:`~hybrid_rag.errors.InputError`).
+    * **Arguments.** ``k`` must be an ``int`` >= 1 and ``text`` a ``str``, else
+      :class:`~hybrid_rag.errors.InputError`.
+    * ``delete(doc_id)`` removes the document's chunks from both searches and returns how
+      many it removed (0 when unknown).
+    * ``chunks(doc_id)`` returns the document's chunks, equal to those written, ordered
+      by page, then start offset, then write order (``[]`` when unknown).
+    * Thread-safe: searches and writes may come from several threads at once.
+      ``close()`` persists what is not yet persisted and is idempotent.
     """
 
     def replace(
         self, doc_id: str, chunks: Sequence[Chunk], vectors: npt.NDArray[np.float32]
     ) -> int:
-        """Make the document hold exactly ``chunks``; returns the number stored."""
+        """Make the document hold exactly ``chunks``; returns the number stored.
+
+        Raises:
+            InvalidDocIdError: Bad ``doc_id``.
+            InputError: ``chunks`` or ``vectors`` of the wrong type.
+            StoreError: Row count, dimension, non-finite values, chunk ownership or
+                duplicate chunk ids wrong, or the engine failed; nothing is written.
+        """
         ...
 
     def delete(self, doc_id: str) -> int:
@@ -123,13 +215,24 @@ class VectorStore(Protocol):
     def search(
         self, vector: npt.NDArray[np.float32], *, k: int, doc_ids: Sequence[str] | None = None
     ) -> list[VectorHit]:
-        """Top-``k`` chunks by cosine similarity, optionally restricted to documents."""
+        """Top-``k`` chunks by cosine similarity, optionally restricted to documents.
+
+        Raises:
+            InputError: ``vector`` is not a row of finite numbers, ``k`` < 1 or not an
+                int, ``doc_ids`` is a ``str``.
+            StoreError: ``vector`` has a dimension other than the store's.
+        """
         ...
 
     def keyword_search(
         self, text: str, *, k: int, doc_ids: Sequence[str] | None = None
     ) -> list[VectorHit]:
-        """Top-``k`` chunks by BM25, optionally restricted to documents."""
+        """Top-``k`` chunks by BM25 (scores > 0), optionally restricted to documents.
+
+        Raises:
+            InputError: ``text`` is not a ``str``, ``k`` < 1 or not an int, ``doc_ids``
+                is a ``str``.
+        """
         ...
 
     def chunks(self, doc_id: str) -> list[Chunk]:
@@ -137,7 +240,7 @@ class VectorStore(Protocol):
         ...
 
     def close(self) -> None:
-        """Persist and release resources."""
+        """Persist and release resources; idempotent."""
         ...
 
 
@@ -145,20 +248,49 @@ class VectorStore(Protocol):
 class Catalog(Protocol):
     """The record of ingested documents. Written last on ingest, first removed on forget.
 
-    ``get`` returns ``None`` for an unknown id; ``put`` inserts or replaces; ``delete``
-    of an unknown id is a no-op returning ``False``. Thread-safe.
+    Contract (checked by :class:`hybrid_rag.testing.contracts.CatalogContract`):
+
+    * ``put(info)`` inserts the entry, or replaces the one with the same ``doc_id``.
+      ``info`` must be a :class:`~hybrid_rag.models.DocumentInfo` (else
+      :class:`~hybrid_rag.errors.InputError`) whose ``doc_id`` matches
+      ``[A-Za-z0-9_.-]{1,128}`` (else :class:`~hybrid_rag.errors.InvalidDocIdError`);
+      nothing is written then.
+    * ``get(doc_id)`` returns an entry equal to the last one put (every field, including
+      time-zone-aware timestamps, ``None`` values and aliases), or ``None`` for an
+      unknown id.
+    * ``delete(doc_id)`` removes the entry and returns ``True``; an unknown id is a no-op
+      returning ``False``. Other entries are untouched.
+    * ``list()`` returns every entry ordered by doc id (code-point order); ``[]`` when
+      empty.
+    * A ``doc_id`` argument that is not a valid doc id raises
+      :class:`~hybrid_rag.errors.InvalidDocIdError` (an ``InputError``).
+    * Thread-safe; ``close()`` is idempotent. Failures of the underlying database raise
+      :class:`~hybrid_rag.errors.StoreError`.
     """
 
     def get(self, doc_id: str) -> DocumentInfo | None:
-        """The entry of a document, or ``None``."""
+        """The entry of a document, or ``None``.
+
+        Raises:
+            InvalidDocIdError: ``doc_id`` is not a valid doc id.
+        """
         ...
 
     def put(self, info: DocumentInfo) -> None:
-        """Insert or replace an entry."""
+        """Insert or replace an entry.
+
+        Raises:
+            InputError: ``info`` is not a ``DocumentInfo``.
+            InvalidDocIdError: ``info.doc_id`` is not a valid doc id.
+        """
         ...
 
     def delete(self, doc_id: str) -> bool:
-        """Remove an entry; ``False`` when absent."""
+        """Remove an entry; ``False`` when absent.
+
+        Raises:
+            InvalidDocIdError: ``doc_id`` is not a valid doc id.
+        """
         ...
 
     def list(self) -> list[DocumentInfo]:
@@ -166,7 +298,7 @@ class Catalog(Protocol):
         ...
 
     def close(self) -> None:
-        """Release resources."""
+        """Release resources; idempotent."""
         ...
 
 
@@ -174,9 +306,26 @@ class Catalog(Protocol):
 class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors of a fixed dimension.
 
-    One call embeds a whole batch (never one call per chunk). Deterministic embedders
-    return the same vector for the same text. ``name`` identifies the model so a store
-    built with another model can be detected.
+    Contract (checked by :class:`hybrid_rag.testing.contracts.EmbedderContract`):
+
+    * ``name`` (a non-empty ``str``) identifies the model so a store built with another
+      model can be detected; ``dim`` (an ``int`` >= 1) is the vector length. Both are
+      stable: the same values before and after embedding.
+    * ``embed_documents(texts)`` returns a ``float32`` array of shape
+      ``(len(texts), dim)``, row ``i`` for ``texts[i]``; an empty batch returns shape
+      ``(0, dim)``. ``embed_query(text)`` returns a ``float32`` array of shape
+      ``(dim,)``. Query and document vectors may differ for the same text (asymmetric
+      models).
+    * Every vector has L2 norm 1, except that a text with nothing to embed (empty, or
+      no word characters) may give the zero vector. Values are finite.
+    * One call embeds a whole batch: the texts go to the model in batches (one request
+      per batch of up to the embedder's batch size), never one request per text.
+    * Deterministic embedders return the same vector for the same text, whatever the
+      batch it is in.
+    * ``texts`` must be a sequence of ``str`` (not a ``str`` itself) and ``text`` a
+      ``str``; anything else raises :class:`~hybrid_rag.errors.InputError` before any
+      model call.
+    * Safe to call concurrently (several embeddings in flight from one event loop).
     """
 
     @property
@@ -190,11 +339,19 @@ class Embedder(Protocol):
         ...
 
     async def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Embed passages; returns an array of shape ``(len(texts), dim)``."""
+        """Embed passages; returns an array of shape ``(len(texts), dim)``.
+
+        Raises:
+            InputError: ``texts`` is a ``str`` or holds a non-``str``.
+        """
         ...
 
     async def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        """Embed a question; returns an array of shape ``(dim,)``."""
+        """Embed a question; returns an array of shape ``(dim,)``.
+
+        Raises:
+            InputError: ``text`` is not a ``str``.
+        """
         ...
 
 

@@ -8,6 +8,7 @@ embedded store returns.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -103,6 +104,9 @@ def _escape_literal(text: str) -> str:
     return "".join(out)
 
 
+_ABSOLUTE_IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # a scheme: not a relative IRI
+
+
 def _escape_iri(text: str) -> str:
     bad = set('<>"{}|^`\\ ')
     return "".join(f"%{ord(c):02X}" if c in bad or ord(c) <= 0x20 else c for c in text)
@@ -126,6 +130,9 @@ def triple_n3(triple: Triple) -> str:
         raise StoreError(f"literal subject in triple {triple!r}")
     if p.kind != "iri":
         raise StoreError(f"predicate must be an IRI in triple {triple!r}")
+    relative = [t.value for t in (s, p, o) if t.kind == "iri" and not _ABSOLUTE_IRI.match(t.value)]
+    if relative:  # every engine refuses them; refusing here keeps the graph unchanged
+        raise StoreError(f"IRI {relative[0]!r} is not absolute in triple {triple!r}")
     return f"{_term_n3(s)} {_term_n3(p)} {_term_n3(o)}"
 
 

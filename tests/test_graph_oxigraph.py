@@ -10,7 +10,7 @@ from pathlib import Path
 import pyoxigraph
 import pytest
 
-from hybrid_rag.errors import ConfigurationError, SparqlValidationError, StoreError
+from hybrid_rag.errors import ConfigurationError, InputError, SparqlValidationError, StoreError
 from hybrid_rag.rdf import Term, iri, literal
 from hybrid_rag.stores.oxigraph import OxigraphGraphStore
 from hybrid_rag.testing._graph_contract import GraphStoreContract, product
@@ -110,19 +110,19 @@ def test_empty_replace_removes_graph() -> None:
 
 
 @pytest.mark.parametrize(
-    "bad",
+    ("bad", "error"),
     [
-        (literal("s"), iri("http://x.org/p"), literal("o")),
-        (iri("http://x.org/s"), literal("p"), literal("o")),
-        (iri("relative"), iri("http://x.org/p"), literal("o")),
-        ("s", "p", "o"),
-        (iri("http://x.org/s"),),
+        ((literal("s"), iri("http://x.org/p"), literal("o")), StoreError),
+        ((iri("http://x.org/s"), literal("p"), literal("o")), StoreError),
+        ((iri("relative"), iri("http://x.org/p"), literal("o")), StoreError),
+        (("s", "p", "o"), InputError),  # not Terms: a bad argument
+        ((iri("http://x.org/s"),), InputError),
     ],
 )
-def test_bad_triple_leaves_old_graph(bad: object) -> None:
+def test_bad_triple_leaves_old_graph(bad: object, error: type[Exception]) -> None:
     with OxigraphGraphStore() as store:
         store.replace("a", product("a", "Acetone"))
-        with pytest.raises(StoreError):
+        with pytest.raises(error):
             store.replace("a", [*product("a", "New"), bad])  # type: ignore[list-item]
         assert store.count("a") == 3
         assert Term("Acetone") in [t[2] for t in store.dump("a")]
@@ -137,7 +137,7 @@ def test_engine_error_is_store_error_with_engine_text() -> None:
 
 
 def test_scope_must_not_be_a_string() -> None:
-    with OxigraphGraphStore() as store, pytest.raises(TypeError):
+    with OxigraphGraphStore() as store, pytest.raises(InputError):
         store.query("ASK { ?s ?p ?o }", scope="a")  # type: ignore[arg-type]
 
 

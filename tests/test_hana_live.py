@@ -1,4 +1,4 @@
-"""The GraphStore and VectorStore contracts against a live SAP HANA Cloud instance.
+"""The seam contracts (graph, vectors, catalog, embedder) against a live SAP HANA Cloud instance.
 
 Skipped unless HANA settings are present (``HANA_HOST``, ``HANA_USER``, ``HANA_PASSWORD``,
 optional ``HANA_PORT``/``HANA_SCHEMA``, or a ``.env`` file / ``VCAP_SERVICES``) and
@@ -17,11 +17,16 @@ from hybrid_rag.stores.hana import (
     HanaCatalog,
     HanaConnectionPool,
     HanaGraphStore,
+    HanaInternalEmbedder,
     HanaSettings,
     HanaVectorStore,
 )
-from hybrid_rag.testing._graph_contract import GraphStoreContract
-from hybrid_rag.testing._vector_contract import VectorStoreContract
+from hybrid_rag.testing.contracts import (
+    CatalogContract,
+    EmbedderContract,
+    GraphStoreContract,
+    VectorStoreContract,
+)
 
 pytestmark = pytest.mark.integration
 # hdbcli opens its sockets in native code, outside the conftest network guard; these
@@ -61,24 +66,24 @@ class TestHanaVectorsLive(VectorStoreContract):
         _drop(settings, table)
 
 
-def test_catalog_live() -> None:
-    from datetime import UTC, datetime
-
-    from hybrid_rag.models import DocumentInfo
-
-    settings = _settings()
-    table = f"HR_TEST_CAT_{uuid.uuid4().hex[:8].upper()}"
-    catalog = HanaCatalog(settings, table=table)
-    try:
-        now = datetime.now(UTC)
-        info = DocumentInfo(doc_id="a", source="a.pdf", content_hash="h", pages=1, chunks=1,
-                            triples=1, created_at=now, updated_at=now)  # fmt: skip
-        catalog.put(info)
-        assert catalog.get("a") == info and [i.doc_id for i in catalog.list()] == ["a"]
-        assert catalog.delete("a") and catalog.get("a") is None
-    finally:
-        catalog.close()
+class TestHanaCatalogLive(CatalogContract):
+    @pytest.fixture
+    def catalog(self) -> Iterator[HanaCatalog]:
+        settings = _settings()
+        table = f"HR_TEST_CAT_{uuid.uuid4().hex[:8].upper()}"
+        with HanaCatalog(settings, table=table) as catalog:
+            yield catalog
         _drop(settings, table)
+
+
+class TestHanaInternalEmbedderLive(EmbedderContract):
+    """``VECTOR_EMBEDDING`` needs the instance's embedding model (HANA Cloud QRC 3/2024+)."""
+
+    @pytest.fixture
+    def embedder(self) -> Iterator[HanaInternalEmbedder]:
+        embedder = HanaInternalEmbedder(_settings())
+        yield embedder
+        embedder.close()
 
 
 def _drop(settings: HanaSettings, table: str) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from hybrid_rag._checks import check_text, check_texts
 from hybrid_rag.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ class HashingEmbedder:
 
     async def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embed a batch; large batches run in a worker thread. Shape ``(len(texts), dim)``."""
-        items = list(texts)
+        items = check_texts(texts)
         if len(items) <= _THREAD_THRESHOLD:
             return self.embed_sync(items)
         import anyio.to_thread
@@ -115,7 +116,7 @@ class HashingEmbedder:
 
     async def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         """Embed one question. Shape ``(dim,)``."""
-        vector: npt.NDArray[np.float32] = self.embed_sync([text])[0]
+        vector: npt.NDArray[np.float32] = self.embed_sync([check_text(text)])[0]
         return vector
 
     def embed_sync(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:

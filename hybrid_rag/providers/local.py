@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hybrid_rag._checks import check_text, check_texts
 from hybrid_rag.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -157,11 +158,11 @@ class SentenceTransformerEmbedder:
         """Embed passages in a worker thread; shape ``(len(texts), dim)``."""
         import anyio.to_thread
 
-        return await anyio.to_thread.run_sync(self.embed_sync, list(texts))
+        return await anyio.to_thread.run_sync(self.embed_sync, check_texts(texts))
 
     async def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         """Embed a question in a worker thread; shape ``(dim,)``."""
-        vector: npt.NDArray[np.float32] = (await self.embed_documents([text]))[0]
+        vector: npt.NDArray[np.float32] = (await self.embed_documents([check_text(text)]))[0]
         return vector
 
 

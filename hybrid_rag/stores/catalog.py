@@ -7,6 +7,7 @@ import threading
 from datetime import datetime
 from pathlib import Path
 
+from hybrid_rag._checks import check_doc_id, check_info
 from hybrid_rag.errors import StoreError
 from hybrid_rag.models import DocumentInfo
 from hybrid_rag.stores._closing import Closing
@@ -58,6 +59,7 @@ class SqliteCatalog(Closing):
 
     def get(self, doc_id: str) -> DocumentInfo | None:
         """The entry of a document, or ``None``."""
+        check_doc_id(doc_id)
         with self._lock:
             row = (
                 self._db()
@@ -68,6 +70,7 @@ class SqliteCatalog(Closing):
 
     def put(self, info: DocumentInfo) -> None:
         """Insert or replace an entry."""
+        check_info(info)
         with self._lock:
             self._db().execute(
                 "INSERT OR REPLACE INTO documents (doc_id, info, content_hash, updated_at)"
@@ -77,6 +80,7 @@ class SqliteCatalog(Closing):
 
     def delete(self, doc_id: str) -> bool:
         """Remove an entry; ``False`` when absent."""
+        check_doc_id(doc_id)
         with self._lock:
             cur = self._db().execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
         return cur.rowcount > 0

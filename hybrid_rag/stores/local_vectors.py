@@ -37,6 +37,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from hybrid_rag._checks import (
+    check_chunks,
+    check_doc_id,
+    check_filter,
+    check_k,
+    check_matrix,
+    check_text,
+    check_vector,
+)
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.models import Chunk
 from hybrid_rag.protocols import VectorHit
@@ -329,8 +338,12 @@ class LocalVectorStore(Closing):
         """Make ``doc_id`` hold exactly ``chunks`` with their ``vectors`` (one row each).
 
         Raises:
+            InvalidDocIdError: Bad ``doc_id``.
+            InputError: ``chunks`` or ``vectors`` of the wrong type.
             StoreError: wrong dimension, row count or chunk ownership; nothing is written.
         """
+        check_doc_id(doc_id)
+        chunks, vectors = check_chunks(chunks), check_matrix(vectors)
         with self._lock:
             db = self._open()
             if not chunks and np.asarray(vectors).size == 0:
@@ -438,11 +451,13 @@ class LocalVectorStore(Closing):
             doc_ids: Restrict to these documents (``None``: all; empty: no hits).
 
         Raises:
+            InputError: Bad ``vector``, ``k`` or ``doc_ids``.
             StoreError: the query has the wrong dimension.
         """
+        vector, k, doc_ids = check_vector(vector), check_k(k), check_filter(doc_ids)
         with self._lock:
             self._open()
-            if k <= 0 or self._mat is None or (doc_ids is not None and not doc_ids):
+            if self._mat is None or (doc_ids is not None and not doc_ids):
                 return []
             q = self._query_vector(vector)
             if doc_ids is not None:
@@ -660,10 +675,14 @@ class LocalVectorStore(Closing):
             text: The query text; identifiers are matched by their exact string.
             k: Maximum number of hits.
             doc_ids: Restrict to these documents (``None``: all; empty: no hits).
+
+        Raises:
+            InputError: Bad ``text``, ``k`` or ``doc_ids``.
         """
+        text, k, doc_ids = check_text(text), check_k(k), check_filter(doc_ids)
         with self._lock:
             self._open()
-            if k <= 0 or (doc_ids is not None and not doc_ids):
+            if doc_ids is not None and not doc_ids:
                 return []
             bm25 = self._bm25_index()
             if bm25 is None:

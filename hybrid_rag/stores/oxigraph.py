@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybrid_rag import _vocab
+from hybrid_rag._checks import check_scope, check_triples
 from hybrid_rag.errors import ConfigurationError, InvalidDocIdError, StoreError
 from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
 from hybrid_rag.sparql import validate_query
@@ -139,10 +140,12 @@ class OxigraphGraphStore(Closing):
 
         Raises:
             InvalidDocIdError: Bad ``doc_id``.
+            InputError: ``triples`` is not a sequence of ``(Term, Term, Term)``.
             StoreError: A triple is malformed (literal subject, non-IRI predicate,
                 invalid IRI) or the engine failed; the graph is left unchanged.
         """
         graph = self.graph_iri(doc_id)
+        triples = check_triples(triples)
         db = self._db()
         if triples and not db.contains_named_graph(self._node(doc_id)):
             return self._insert_new(doc_id, graph, triples)
@@ -192,11 +195,10 @@ class OxigraphGraphStore(Closing):
             SparqlValidationError: The query is not a read-only SELECT/ASK, uses
                 SERVICE, names a graph outside the scope, or does not parse.
             InvalidDocIdError: A scope entry is not a valid doc id.
+            InputError: ``scope`` is a ``str`` or not a sequence.
             StoreError: The engine failed; the message carries its text.
         """
-        if isinstance(scope, str):
-            raise TypeError("scope must be a sequence of doc ids, not a string")
-        graphs = [self.graph_iri(d) for d in dict.fromkeys(scope)]
+        graphs = [self.graph_iri(d) for d in check_scope(scope)]
         validate_query(sparql, allowed_graphs=graphs)
         if not graphs:
             return SparqlResult()

@@ -29,6 +29,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 from hybrid_rag import _vocab
+from hybrid_rag._checks import check_scope, check_triples
 from hybrid_rag.errors import ConfigurationError, InvalidDocIdError, StoreError
 from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
 from hybrid_rag.sparql import validate_query, with_dataset
@@ -314,7 +315,7 @@ class SparqlHttpStore(Closing):
     def replace(self, doc_id: str, triples: Sequence[Triple]) -> int:
         """Make the document's graph hold exactly ``triples``; returns the triple count."""
         graph = self.graph_iri(doc_id)
-        inserts = insert_requests(graph, triples, max_bytes=self._max_bytes)
+        inserts = insert_requests(graph, check_triples(triples), max_bytes=self._max_bytes)
         if len(inserts) == 1:
             self._update(drop_update(graph) + " ;\n" + inserts[0])
         else:
@@ -332,9 +333,7 @@ class SparqlHttpStore(Closing):
 
     def query(self, sparql: str, *, scope: Sequence[str]) -> SparqlResult:
         """Run a validated read-only query over exactly the graphs of ``scope``."""
-        if isinstance(scope, str):
-            raise TypeError("scope must be a sequence of doc ids, not a string")
-        graphs = [self.graph_iri(d) for d in dict.fromkeys(scope)]
+        graphs = [self.graph_iri(d) for d in check_scope(scope)]
         validate_query(sparql, allowed_graphs=graphs)
         if not graphs:
             return SparqlResult()

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from hybrid_rag.errors import InvalidDocIdError, SparqlValidationError
+from hybrid_rag.errors import InputError, InvalidDocIdError, SparqlValidationError, StoreError
 from hybrid_rag.protocols import GraphStore
 from hybrid_rag.rdf import XSD, SparqlResult, Term, Triple, iri, literal
 
@@ -127,6 +127,54 @@ class GraphStoreContract:
                 graph_store.replace(bad, product("a", "x"))
         assert graph_store.doc_ids() == []
 
+    def test_empty_write_removes_graph(self, graph_store: GraphStore) -> None:
+        graph_store.replace("a", product("a", "Acetone"))
+        graph_store.replace("b", product("b", "Benzene"))
+        assert graph_store.replace("a", []) == 0
+        assert count(graph_store, "a") == 0
+        assert graph_store.doc_ids() == ["b"]
+
+    @pytest.mark.parametrize(
+        "bad",
+        [
+            "not triples",
+            None,
+            [("s", "p", "o")],
+            [(iri(EX + "s"), P_NAME)],
+            [[iri(EX + "s"), P_NAME, literal("list, not tuple")]],
+        ],
+    )
+    def test_malformed_triples_are_input_errors(self, graph_store: GraphStore, bad: Any) -> None:
+        graph_store.replace("a", product("a", "Acetone"))
+        with pytest.raises(InputError):
+            graph_store.replace("a", bad)
+        with pytest.raises(InputError):
+            graph_store.replace("new", bad)
+        assert count(graph_store, "a") == 3
+        assert graph_store.doc_ids() == ["a"]
+
+    @pytest.mark.parametrize(
+        "bad",
+        [
+            (literal("a literal subject"), P_NAME, literal("x")),
+            (iri(EX + "s"), literal("a literal predicate"), literal("x")),
+            (iri(EX + "s"), iri("not an iri"), literal("x")),
+        ],
+    )
+    def test_unstorable_triple_is_store_error_and_graph_unchanged(
+        self, graph_store: GraphStore, bad: Triple
+    ) -> None:
+        graph_store.replace("a", product("a", "Acetone"))
+        with pytest.raises(StoreError):
+            graph_store.replace("a", [*product("a", "Changed"), bad])
+        with pytest.raises(StoreError):
+            graph_store.replace("new", [*product("new", "New"), bad])
+        assert count(graph_store, "a") == 3
+        assert values(
+            graph_store.query(f"SELECT ?n WHERE {{ ?s <{P_NAME.value}> ?n }}", scope=["a"]), "n"
+        ) == ["Acetone"]
+        assert graph_store.doc_ids() == ["a"]
+
     # -- deleting and listing ----------------------------------------------------------
 
     def test_delete(self, graph_store: GraphStore) -> None:
@@ -200,6 +248,22 @@ class GraphStoreContract:
         assert result.rows == ()
         assert result.boolean is None
 
+    def test_scope_may_be_any_collection_of_ids(self, two_docs: GraphStore) -> None:
+        q = f"SELECT ?n WHERE {{ ?s <{P_NAME.value}> ?n }} ORDER BY ?n"
+        for scope in (("a", "b"), {"a", "b"}, frozenset({"b", "a"}), ["a", "b", "a"]):
+            assert values(two_docs.query(q, scope=scope), "n") == ["Acetone", "Benzene"]  # type: ignore[arg-type]
+        assert values(two_docs.query(q, scope=set()), "n") == []  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("scope", ["a", None, 7, (d for d in ["a"])])
+    def test_scope_must_be_a_sequence_of_ids(self, two_docs: GraphStore, scope: Any) -> None:
+        with pytest.raises(InputError):
+            two_docs.query(VALUES_ALL, scope=scope)
+
+    @pytest.mark.parametrize("bad", ["a b", "", "../x", 7])
+    def test_invalid_doc_id_in_scope_rejected(self, two_docs: GraphStore, bad: Any) -> None:
+        with pytest.raises(InvalidDocIdError):
+            two_docs.query(VALUES_ALL, scope=["a", bad])
+
     def test_unknown_doc_in_scope_sees_nothing(self, two_docs: GraphStore) -> None:
         assert two_docs.query(VALUES_ALL, scope=["zzz"]).rows == ()
 
@@ -249,7 +313,7 @@ class GraphStoreContract:
             two_docs.query(sparql, scope=["a"])
 
     @pytest.mark.parametrize(
-        "sparql", ["SELECT ?s WHERE { ?s ?p", "SELEKT * WHERE { ?s ?p ?o }", "", "   "]
+        "sparql", ["SELECT ?s WHERE { ?s ?p", "SELEKT * WHERE { ?s ?p ?o }", "", "   ", None, 42]
     )
     def test_malformed_query_is_typed_error(self, two_docs: GraphStore, sparql: str) -> None:
         with pytest.raises(SparqlValidationError):

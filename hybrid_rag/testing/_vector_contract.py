@@ -13,12 +13,12 @@ fixture returning a fresh, empty store of dimension ``dim`` (fixture, default 8)
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
 
-from hybrid_rag.errors import StoreError
+from hybrid_rag.errors import InputError, InvalidDocIdError, StoreError
 from hybrid_rag.models import Chunk
 
 if TYPE_CHECKING:
@@ -96,7 +96,8 @@ class VectorStoreContract:
         vecs = self._fill(vector_store, "A", 12, dim, seed=2)
         assert len(vector_store.search(vecs[0], k=3)) == 3
         assert len(vector_store.search(vecs[0], k=100)) == 12
-        assert vector_store.search(vecs[0], k=0) == []
+        assert len(vector_store.search(vecs[0], k=1)) == 1
+        assert len(vector_store.keyword_search("passage", k=2)) == 2
 
     def test_empty_store_returns_nothing(self, vector_store: VectorStore, dim: int) -> None:
         assert vector_store.search(unit_vectors(1, dim)[0], k=5) == []
@@ -112,6 +113,9 @@ class VectorStoreContract:
         assert len(only_b) == 10
         assert {h.chunk.doc_id for h in only_b} == {"B"}
         assert vector_store.search(q, k=5, doc_ids=["missing"]) == []
+        for ids in (("B",), {"B"}, frozenset({"B", "missing"}), ["B", "B"]):
+            assert {h.chunk.doc_id for h in vector_store.search(q, k=20, doc_ids=ids)} == {"B"}  # type: ignore[arg-type]
+            assert len(vector_store.search(q, k=20, doc_ids=ids)) == 10  # type: ignore[arg-type]
 
     def test_replace_twice_leaves_no_duplicates(self, vector_store: VectorStore, dim: int) -> None:
         self._fill(vector_store, "A", 6, dim, seed=5)
@@ -142,6 +146,78 @@ class VectorStoreContract:
         assert vector_store.chunks("C") == []
         assert vector_store.search(va[1], k=1)[0].chunk.chunk_id == "A:1"
 
+    def test_bad_writes_raise_and_write_nothing(self, vector_store: VectorStore, dim: int) -> None:
+        self._fill(vector_store, "A", 2, dim, seed=12)
+        before = vector_store.chunks("A")
+        two = make_chunks("A", ["x", "y"])
+        nan = unit_vectors(2, dim)
+        nan[1, 0] = np.nan
+        other = make_chunks("B", ["x", "y"])
+        store_errors = [
+            (two, unit_vectors(1, dim)),  # one row for two chunks
+            (two, unit_vectors(2, dim)[0]),  # 1-D vectors
+            (two, nan),  # non-finite value
+            (other, unit_vectors(2, dim)),  # chunks of another document
+            ([two[0], two[0]], unit_vectors(2, dim)),  # duplicate chunk ids
+        ]
+        for chunks, vectors in store_errors:
+            with pytest.raises(StoreError):
+                vector_store.replace("A", chunks, vectors)
+        input_errors: list[tuple[Any, Any]] = [
+            ("not chunks", unit_vectors(2, dim)),
+            ([{"text": "x"}, {"text": "y"}], unit_vectors(2, dim)),
+            (two, "not vectors"),
+            (two, None),
+            (two, [["a", "b"], ["c", "d"]]),
+        ]
+        for bad_chunks, bad_vectors in input_errors:
+            with pytest.raises(InputError):
+                vector_store.replace("A", bad_chunks, bad_vectors)
+        assert vector_store.chunks("A") == before
+        assert vector_store.chunks("B") == []
+
+    @pytest.mark.parametrize("bad", ["", "a b", "a/b", "x" * 129, ".."])
+    def test_invalid_doc_id_rejected(self, vector_store: VectorStore, dim: int, bad: str) -> None:
+        chunks = make_chunks("A", ["x"])
+        with pytest.raises(InvalidDocIdError):
+            vector_store.replace(bad, [c.model_copy(update={"doc_id": bad}) for c in chunks],
+                                 unit_vectors(1, dim))  # fmt: skip
+        assert vector_store.search(unit_vectors(1, dim)[0], k=5) == []
+
+    def test_empty_write_removes_document(self, vector_store: VectorStore, dim: int) -> None:
+        self._fill(vector_store, "A", 3, dim, seed=13)
+        self._fill(vector_store, "B", 2, dim, seed=14)
+        assert vector_store.replace("A", [], np.zeros((0, dim), dtype=np.float32)) == 0
+        assert vector_store.chunks("A") == []
+        assert {h.chunk.doc_id for h in vector_store.search(unit_vectors(1, dim)[0], k=9)} == {"B"}
+
+    @pytest.mark.parametrize("k", [0, -1, 1.5, True, "3", None])
+    def test_bad_k_is_input_error(self, vector_store: VectorStore, dim: int, k: object) -> None:
+        vecs = self._fill(vector_store, "A", 3, dim, seed=15)
+        with pytest.raises(InputError):
+            vector_store.search(vecs[0], k=k)  # type: ignore[arg-type]
+        with pytest.raises(InputError):
+            vector_store.keyword_search("passage", k=k)  # type: ignore[arg-type]
+
+    def test_bad_query_arguments_are_input_errors(
+        self, vector_store: VectorStore, dim: int
+    ) -> None:
+        vecs = self._fill(vector_store, "A", 3, dim, seed=16)
+        nan = vecs[0].copy()
+        nan[0] = np.nan
+        for vector in ("abc", None, vecs[:2], nan, np.zeros(0, dtype=np.float32)):
+            with pytest.raises(InputError):
+                vector_store.search(vector, k=1)  # type: ignore[arg-type]
+        for text in (None, 5, b"passage", ["passage"]):
+            with pytest.raises(InputError):
+                vector_store.keyword_search(text, k=1)  # type: ignore[arg-type]
+        for doc_ids in ("A", b"A", 5, [5]):
+            with pytest.raises(InputError):
+                vector_store.search(vecs[0], k=1, doc_ids=doc_ids)  # type: ignore[arg-type]
+            with pytest.raises(InputError):
+                vector_store.keyword_search("passage", k=1, doc_ids=doc_ids)  # type: ignore[arg-type]
+        assert [h.chunk.chunk_id for h in vector_store.search(list(vecs[1]), k=1)] == ["A:1"]  # type: ignore[arg-type]
+
     # -- delete ------------------------------------------------------------------
 
     def test_delete_removes_from_dense_and_keyword(
@@ -167,6 +243,9 @@ class VectorStoreContract:
             ("UN1090", 2),
             ("un 1090", 2),
             ("H225", 3),
+            ("h 225", 3),
+            ("un1090", 2),
+            ("\uff35\uff2e\uff11\uff10\uff19\uff10", 2),  # full-width UN1090 (NFKC)
             ("What is CAS 67-64-1?", 1),
             ("flash point", 4),
         ],

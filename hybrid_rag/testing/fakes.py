@@ -19,6 +19,7 @@ import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
+from hybrid_rag._checks import check_text, check_texts
 from hybrid_rag.errors import ConfigurationError, LLMError
 from hybrid_rag.models import ChatMessage, Completion
 
@@ -83,6 +84,7 @@ class FakeEmbedder:
         """Embed a batch; shape ``(len(texts), dim)``."""
         import numpy as np
 
+        texts = check_texts(texts)
         self._count(len(texts))
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for i, text in enumerate(texts):
@@ -91,6 +93,7 @@ class FakeEmbedder:
 
     async def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         """Embed one text; shape ``(dim,)``."""
+        text = check_text(text)
         self._count(1)
         return self._vector(text)
 

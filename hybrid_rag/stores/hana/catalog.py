@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from hybrid_rag._checks import check_doc_id, check_info
 from hybrid_rag.errors import StoreError
 from hybrid_rag.models import DocumentInfo
 from hybrid_rag.stores._closing import Closing
@@ -93,11 +94,13 @@ class HanaCatalog(Closing):
 
     def get(self, doc_id: str) -> DocumentInfo | None:
         """The entry of a document, or ``None``."""
+        check_doc_id(doc_id)
         rows, _ = self._run(f'SELECT "INFO" FROM {self._table} WHERE "DOC_ID" = ?', [doc_id])
         return DocumentInfo.model_validate_json(_text(rows[0][0])) if rows else None
 
     def put(self, info: DocumentInfo) -> None:
         """Insert or replace an entry (``UPSERT ... WITH PRIMARY KEY``)."""
+        check_info(info)
         values = [
             info.doc_id, info.source, info.content_hash, "ready", info.pages, info.chunks,
             info.triples, info.updated_at.isoformat(), info.model_dump_json(),
@@ -109,6 +112,7 @@ class HanaCatalog(Closing):
 
     def delete(self, doc_id: str) -> bool:
         """Remove an entry; ``False`` when absent."""
+        check_doc_id(doc_id)
         _, count = self._run(f'DELETE FROM {self._table} WHERE "DOC_ID" = ?', [doc_id])
         return count > 0
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from hybrid_rag._checks import check_text, check_texts
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.stores.hana._connection import (
     HanaConnectionPool,
@@ -69,13 +70,14 @@ class HanaInternalEmbedder:
         """Embed passages (``'DOCUMENT'``); shape ``(len(texts), dim)``."""
         import anyio.to_thread
 
-        return await anyio.to_thread.run_sync(self.embed_sync, list(texts), "DOCUMENT")
+        return await anyio.to_thread.run_sync(self.embed_sync, check_texts(texts), "DOCUMENT")
 
     async def embed_query(self, text: str) -> F32:
         """Embed a question (``'QUERY'``); shape ``(dim,)``."""
         import anyio.to_thread
 
-        out: F32 = (await anyio.to_thread.run_sync(self.embed_sync, [text], "QUERY"))[0]
+        batch = [check_text(text)]
+        out: F32 = (await anyio.to_thread.run_sync(self.embed_sync, batch, "QUERY"))[0]
         return out
 
     def embed_sync(self, texts: Sequence[str], kind: Literal["DOCUMENT", "QUERY"]) -> F32:

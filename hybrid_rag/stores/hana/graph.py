@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from hybrid_rag import _vocab
+from hybrid_rag._checks import check_scope, check_triples
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.rdf import SparqlResult, Triple
 from hybrid_rag.sparql import validate_query, with_dataset
@@ -127,10 +128,11 @@ class HanaGraphStore(Closing):
 
         Raises:
             InvalidDocIdError: Bad ``doc_id``.
+            InputError: ``triples`` is not a sequence of ``(Term, Term, Term)``.
             StoreError: A malformed triple (nothing written) or an engine error.
         """
         graph = self.graph_iri(doc_id)
-        inserts = insert_requests(graph, triples, max_bytes=self._max_bytes)
+        inserts = insert_requests(graph, check_triples(triples), max_bytes=self._max_bytes)
 
         def write(conn: Any) -> None:
             self._update(conn, drop_update(graph))  # graph DDL: autocommit is on here
@@ -163,11 +165,11 @@ class HanaGraphStore(Closing):
         Raises:
             SparqlValidationError: Not a read-only SELECT/ASK, SERVICE, a graph outside
                 the scope, or a parse error.
+            InvalidDocIdError: A scope entry is not a valid doc id.
+            InputError: ``scope`` is a ``str`` or not a sequence.
             StoreError: The engine failed; the message carries HANA's text.
         """
-        if isinstance(scope, str):
-            raise TypeError("scope must be a sequence of doc ids, not a string")
-        graphs = [self.graph_iri(d) for d in dict.fromkeys(scope)]
+        graphs = [self.graph_iri(d) for d in check_scope(scope)]
         validate_query(sparql, allowed_graphs=graphs)
         if not graphs:
             return SparqlResult()

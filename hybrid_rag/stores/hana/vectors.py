@@ -33,6 +33,15 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from hybrid_rag._checks import (
+    check_chunks,
+    check_doc_id,
+    check_filter,
+    check_k,
+    check_matrix,
+    check_text,
+    check_vector,
+)
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.models import Chunk
 from hybrid_rag.protocols import VectorHit
@@ -247,7 +256,11 @@ class HanaVectorStore(Closing):
             StoreError: Wrong dimension, a vector/chunk count mismatch, a chunk of another
                 document, duplicate chunk ids, non-finite values, or an engine error.
                 Nothing is written then.
+            InvalidDocIdError: Bad ``doc_id``.
+            InputError: ``chunks`` or ``vectors`` of the wrong type.
         """
+        check_doc_id(doc_id)
+        chunks, vectors = check_chunks(chunks), check_matrix(vectors)
         rows = self._rows(doc_id, chunks, vectors)
         dim = int(np.asarray(vectors).reshape(len(chunks), -1).shape[1]) if len(chunks) else 0
 
@@ -331,11 +344,12 @@ class HanaVectorStore(Closing):
         """Top-``k`` chunks by ``COSINE_SIMILARITY``, optionally restricted to documents.
 
         Raises:
+            InputError: Bad ``vector``, ``k`` or ``doc_ids``.
             StoreError: The query vector has the wrong dimension.
         """
-        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        q, k, doc_ids = check_vector(vector), check_k(k), check_filter(doc_ids)
         self._check_dim(int(q.shape[0]), what="the query vector")
-        if k <= 0 or (doc_ids is not None and not doc_ids):
+        if doc_ids is not None and not doc_ids:
             return []
         where, params = _doc_filter(doc_ids)
         sql = (
@@ -362,8 +376,13 @@ class HanaVectorStore(Closing):
     def keyword_search(
         self, text: str, *, k: int, doc_ids: Sequence[str] | None = None
     ) -> list[VectorHit]:
-        """Top-``k`` chunks by BM25 (only scores > 0), optionally restricted to documents."""
-        if k <= 0 or (doc_ids is not None and not doc_ids):
+        """Top-``k`` chunks by BM25 (only scores > 0), optionally restricted to documents.
+
+        Raises:
+            InputError: Bad ``text``, ``k`` or ``doc_ids``.
+        """
+        text, k, doc_ids = check_text(text), check_k(k), check_filter(doc_ids)
+        if doc_ids is not None and not doc_ids:
             return []
         where, params = _doc_filter(doc_ids)
         versions = self._select(
