@@ -7,7 +7,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from hybrid_rag.ask.grammar import Threshold, comparison_direction, is_polar, threshold
+from hybrid_rag.ask.grammar import (
+    COMPARISON_WORDS,
+    Threshold,
+    comparison_words,
+    is_polar,
+    threshold,
+)
 from hybrid_rag.ask.linking import ProductIndex, ProductMatch
 from hybrid_rag.protocols import Ontology, PropertyDef
 from hybrid_rag.text import STOPWORDS, norm, tokens
@@ -117,8 +123,8 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     terms = _filter_terms(question)
     intent: Intent = "lookup"
     limit = threshold(question) if len(products) >= 2 else None
-    direction = _direction(text) if len(products) >= 2 else None
-    if direction is not None:
+    direction = _direction(text, props) if len(products) >= 2 else None
+    if direction is not None and direction[1] in COMPARISON_WORDS:
         props = _without_word(question, direction[1], props, ontology)
     if len(products) >= 2 and _SAME.search(text):
         intent = "same"
@@ -147,12 +153,26 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     )
 
 
-def _direction(text: str) -> tuple[Literal["min", "max"], str] | None:
-    found: tuple[Literal["min", "max"], str] | None = None
+def _direction(
+    text: str, props: Sequence[PropertyDef]
+) -> tuple[Literal["min", "max"], str] | None:
+    """The comparison's direction: a word right before a property's label wins.
+
+    "the most acutely toxic if swallowed (lowest oral LD50)" sorts by the lowest LD50:
+    "lowest" stands before a label of the property, "most" does not.
+    """
     for pattern, way in ((_MIN, "min"), (_MAX, "max")):  # "most acidic": the word fixes it
-        if found is None and (m := pattern.search(text)):
-            found = (way, m.group(0))  # type: ignore[assignment]
-    return found or comparison_direction(text)
+        if m := pattern.search(text):
+            return way, m.group(0)  # type: ignore[return-value]
+    words = comparison_words(text)
+    if not words:
+        return None
+    labels = [set(tokens(label)) for p in props for label in p.labels]
+    for way, word, end in words:
+        after = set(tokens(text[end:])[:5])
+        if any(lab and lab <= after for lab in labels):
+            return way, word
+    return words[0][0], words[0][1]
 
 
 def _without_word(
