@@ -76,6 +76,9 @@ class QuestionAnalysis:
         polar: a yes/no question ("Is A's flash point higher than B's?").
         subject: for a polar comparison, the document of the product named first.
         threshold: for a numeric filter ("flash point above 60 °C"): the bound.
+        filter_phrase: for "which of these are <phrase>": the phrase as asked. With a named
+            property and no word left to match (``filter_terms`` empty), every positive
+            value matches ("Listed ..." does, "Not listed" does not).
     """
 
     question: str
@@ -89,6 +92,7 @@ class QuestionAnalysis:
     polar: bool = False
     subject: str | None = None
     threshold: Threshold | None = None
+    filter_phrase: str | None = None
 
     @property
     def answered_directly(self) -> bool:
@@ -121,6 +125,7 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     props = tuple(match_properties(question, ontology))
     text = norm(question)
     terms = _filter_terms(question)
+    said: str | None = None
     intent: Intent = "lookup"
     limit = threshold(question) if len(products) >= 2 else None
     direction = _direction(text, props) if len(products) >= 2 else None
@@ -135,9 +140,8 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     elif len(products) >= 2 and terms and _WHICH.search(text):
         intent = "filter"
     elif len(products) >= 2 and (phrase := _WHICH_ARE.search(question)):
-        found = _value_terms(phrase.group(1), props)  # "which of these are corrosive"
-        if found:
-            intent, terms = "filter", found
+        intent, terms = "filter", _value_terms(phrase.group(1), props)  # "are corrosive"
+        said = phrase.group(1).strip()
     if intent in ("min", "max"):
         props = tuple(p for p in props if p.kind == "datatype")[:1]
     polar = intent in ("min", "max", "same") and is_polar(question)
@@ -148,6 +152,7 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
         intent,
         terms if limit is None else (),
         threshold=limit if intent == "filter" else None,
+        filter_phrase=said if intent == "filter" else None,
         polar=polar,
         subject=_first_named(question, products) if polar else None,
     )
@@ -220,7 +225,8 @@ def _value_terms(phrase: str, props: Sequence[PropertyDef]) -> tuple[str, ...]:
 
     Without a named property the whole phrase is the filter. With one, the words of its
     labels are dropped ("shipped as DOT class 5.1" under the transport hazard class); an
-    identifier left (a number, a code) is then the filter on its own, else the words are.
+    identifier left (a number, a code) is then the filter on its own, else the words are;
+    nothing left means any positive value matches.
     """
     if not props:
         return (phrase.strip(),)

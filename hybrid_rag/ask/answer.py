@@ -102,6 +102,8 @@ def _ranked(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
         f"{_name(a, f.doc_id, f.subject)}: {f.value} {_cite(f.evidence)}" for f in rest
     )
     missing = [p.label for p in a.products if p.doc_id not in best]
+    if missing:  # a winner among some is no winner among all: say so first
+        text = f"Of the sheets that state it, {text[0].lower()}{text[1:]}"
     if others:
         text += f"; versus {others}"
     if missing:
@@ -117,7 +119,7 @@ def _filtered(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Compose
     for f in facts:  # "Not listed" does not match "listed"
         if f.status == "stated" and (asks_negative or not _NEGATIVE.match(f.value)):
             hits.setdefault(f.doc_id, f)
-    term = " ".join(a.filter_terms) if a.filter_terms else "it"
+    term = a.filter_phrase or (" ".join(a.filter_terms) if a.filter_terms else "it")
     if not hits:
         return Composed(f"None of them is stated to match '{term}'.", (), True, False)
     names = [_name(a, d, f.subject) for d, f in hits.items()]

@@ -622,9 +622,10 @@ def _limit_prop(agency: str | None, kind: str, line: str) -> str | None:
 _PHONE_LINE = re.compile(r"^[\d\s().+\-]{7,}$")
 _SDS_TITLE = re.compile(r"^\s*(?:SDS|MSDS)\s*[–—-]\s*(?P<t>.+?)\s+Page\s*\d", re.IGNORECASE)
 _NOT_TITLE = re.compile(
-    r"safety\s*data\s*sheet|www\.|\.com|page\s*\d|^section|^\d{1,2}(?:\.\d{1,2})+\s",
+    r"safety\s*data\s*sheet|www\.|\.com|page\s*\d|^section|^\d{1,2}(?:\.\d{1,2})+\.?\s",
     re.IGNORECASE,
 )
+_SECTION_ONE = re.compile(r"^\s*section\s*1\s*[:.]\s*identification", re.IGNORECASE)
 _SDS_BANNER = re.compile(r"^\s*(?:material\s+)?safety\s*data\s*sheet\s*$", re.IGNORECASE)
 _STEM_ID = re.compile(
     r"[-_](?:[0-9a-f]{12,14}|v\d+|\d{1,2}[-_]\d{1,2}[-_]\d{2,4}.*)$", re.IGNORECASE
@@ -648,6 +649,9 @@ def _title(pages: Sequence[Page]) -> str | None:
         plausible = not _NOT_TITLE.search(prev) and re.search(r"[A-Za-z]{3}", prev)
         if _SDS_BANNER.match(ln) and plausible:
             return prev
+    for head, ln in itertools.pairwise(every):  # the first line under "SECTION 1: ..."
+        if _SECTION_ONE.match(head) and not _NOT_TITLE.search(ln) and ":" not in ln:
+            return ln if re.search(r"[A-Za-z]{3}", ln) else None
     return None
 
 
