@@ -140,6 +140,19 @@ def test_cache_makes_a_repeat_cost_no_call(server: FakeLLMServer, tmp_path: Path
     assert len(server.calls("/chat/completions")) == 2
 
 
+def test_a_reply_that_fails_the_json_check_is_not_cached(
+    server: FakeLLMServer, tmp_path: Path
+) -> None:
+    schema = {"type": "object"}
+    server.script(Reply.with_text("sorry, no JSON"), Reply.with_text('{"ok": true}'))
+    llm = _llm(server, cache=tmp_path)
+    with pytest.raises(LLMError, match="not JSON"):
+        anyio.run(lambda: llm.complete(USER, json_schema=schema))
+    assert anyio.run(lambda: llm.complete(USER, json_schema=schema)).text == '{"ok": true}'
+    assert len(server.calls("/chat/completions")) == 2
+    assert llm.usage.llm_calls == 2  # the bad reply was paid for, and counted
+
+
 def test_concurrency_limit_holds(server: FakeLLMServer) -> None:
     server.script(*[Reply(text="x", delay=0.3)] * 4)
     llm = _llm(server, max_concurrency=2)
@@ -229,3 +242,11 @@ def test_bad_options_are_configuration_errors() -> None:
             OpenAILLM("m", base_url="http://127.0.0.1:1/v1", **bad)  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="batch_size"):
         OpenAIEmbedder("m", base_url="http://127.0.0.1:1/v1", dimensions=4, batch_size=0)
+
+
+def test_reasoning_models_get_max_completion_tokens(server: FakeLLMServer) -> None:
+    llm = OpenAILLM("o3-mini", base_url=server.openai_url, max_tokens=50)
+    anyio.run(lambda: llm.complete(USER))
+    body = server.calls("/chat/completions")[0].body
+    assert body["max_completion_tokens"] == 50
+    assert "max_tokens" not in body and "temperature" not in body

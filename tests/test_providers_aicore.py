@@ -111,13 +111,20 @@ def test_unknown_model_is_an_llm_error_naming_it(aicore: FakeLLMServer) -> None:
         anyio.run(lambda: _llm("no-such-model", max_retries=0).complete(USER))
 
 
+@pytest.fixture
+def live_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lift the conftest network guard for this one test (it runs only with credentials)."""
+    import socket
+
+    monkeypatch.delattr(socket.socket, "connect")  # back to the C implementation
+    monkeypatch.delattr(socket.socket, "connect_ex")
+
+
 @pytest.mark.integration
 @pytest.mark.skipif(not LIVE, reason="no real AICORE_* credentials set")
-def test_live_aicore() -> None:  # pragma: no cover - runs only with credentials
+def test_live_aicore(live_network: None) -> None:  # pragma: no cover - needs credentials
     model = os.environ.get("HYBRID_RAG_LIVE_AICORE_MODEL", "gpt-4o-mini")
-    done = anyio.run(
-        lambda: AICoreLLM(model, max_tokens=16).complete(
-            [ChatMessage(role="user", content="Reply with the single word: pong")]
-        )
-    )
+    llm = AICoreLLM(model, max_tokens=16)
+    question = [ChatMessage(role="user", content="Reply with the single word: pong")]
+    done = anyio.run(lambda: llm.complete(question))
     assert "pong" in done.text.lower() and done.completion_tokens > 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,6 +16,7 @@ __all__ = [
     "check_json_reply",
     "openai_messages",
     "response_format",
+    "sampling_params",
     "schema_instruction",
 ]
 
@@ -25,6 +27,21 @@ DEFAULT_MAX_TOKENS = 2048
 def openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
     """Messages in the OpenAI chat format."""
     return [{"role": m.role, "content": m.content} for m in messages]
+
+
+_REASONING = re.compile(r"^(o\d|gpt-5)")
+
+
+def sampling_params(model: str, *, temperature: float, max_tokens: int) -> dict[str, Any]:
+    """Temperature and reply limit in the form the model takes.
+
+    OpenAI's reasoning models (``o1``, ``o3``, ``gpt-5`` ...) reject ``max_tokens`` and
+    a temperature: they get ``max_completion_tokens`` only. Every other model (and every
+    OpenAI-compatible server) gets ``temperature`` and ``max_tokens``.
+    """
+    if _REASONING.match(model):
+        return {"max_completion_tokens": max_tokens}
+    return {"temperature": temperature, "max_tokens": max_tokens}
 
 
 def chat_parts(

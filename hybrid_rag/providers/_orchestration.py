@@ -55,7 +55,7 @@ def _config(model: str, messages: Sequence[ChatMessage], params: Mapping[str, An
         template.response_format = ResponseFormatJsonSchema(
             name=spec["name"], description="reply", schema=spec["schema"], strict=spec["strict"]
         )
-    llm_params = {"max_tokens": params["max_tokens"], "temperature": params["temperature"]}
+    llm_params = {k: params[k] for k in ("max_tokens", "temperature") if k in params}
     return OrchestrationConfig(template=template, llm=LLM(name=model, parameters=llm_params))
 
 

@@ -241,9 +241,17 @@ class CallPolicy:
         return LLMError(f"{self.label}: {type(exc).__name__}: {exc}")
 
     async def complete(
-        self, parts: Mapping[str, Any], attempt: Callable[[], Awaitable[Completion]]
+        self,
+        parts: Mapping[str, Any],
+        attempt: Callable[[], Awaitable[Completion]],
+        *,
+        check: Callable[[Completion], Completion] | None = None,
     ) -> Completion:
-        """A completion from the cache or from ``attempt`` (then cached); usage recorded."""
+        """A completion from the cache or from ``attempt`` (then cached); usage recorded.
+
+        ``check`` vets (and may normalise) a fresh completion before it is cached; what it
+        raises reaches the caller and nothing is cached, so a repeat asks the model again.
+        """
         key = cache_key({"kind": "chat", **parts})
         cached = await self._cache_get([key])
         if key in cached:
@@ -257,6 +265,8 @@ class CallPolicy:
                 completion_tokens=done.completion_tokens,
             )
         )
+        if check is not None:
+            done = check(done)
         await self._cache_put({key: done.model_dump_json().encode("utf-8")})
         return done
 

@@ -43,6 +43,7 @@ from hybrid_rag.providers._chat import (
     chat_parts,
     check_json_reply,
     response_format,
+    sampling_params,
 )
 from hybrid_rag.providers._resilient import CallPolicy, PerLoop
 from hybrid_rag.providers.openai import (
@@ -235,9 +236,9 @@ class AICoreLLM(_AICoreBase):
     def _params(
         self, temperature: float, max_tokens: int | None, json_schema: Mapping[str, Any] | None
     ) -> dict[str, Any]:
-        params: dict[str, Any] = {
-            "temperature": temperature,
-            "max_tokens": max_tokens or self._max_tokens,
+        limit = max_tokens or self._max_tokens
+        params = {
+            **sampling_params(self._model, temperature=temperature, max_tokens=limit),
             **self._target(),
         }
         if json_schema is not None:
@@ -271,8 +272,11 @@ class AICoreLLM(_AICoreBase):
                 await self._ready(), model=self._model, messages=messages, params=params
             )
 
-        done = await self._policy.complete(self._parts(messages, params), attempt)
-        return check_json_reply(done, json_schema, self._model)
+        return await self._policy.complete(
+            self._parts(messages, params),
+            attempt,
+            check=lambda done: check_json_reply(done, json_schema, self._model),
+        )
 
     async def stream(
         self,

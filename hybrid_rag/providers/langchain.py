@@ -124,8 +124,11 @@ class LangChainLLM(Metered):
             attempt = self._plain(messages)
         else:
             attempt = self._structured(messages, json_schema)
-        done = await self._policy.complete(self._parts(messages, params), attempt)
-        return check_json_reply(done, json_schema, self._name)
+        return await self._policy.complete(
+            self._parts(messages, params),
+            attempt,
+            check=lambda done: check_json_reply(done, json_schema, self._name),
+        )
 
     def _plain(self, messages: Sequence[ChatMessage]) -> Any:
         async def attempt() -> Completion:

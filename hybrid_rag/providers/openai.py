@@ -23,6 +23,7 @@ from hybrid_rag.providers._chat import (
     check_json_reply,
     openai_messages,
     response_format,
+    sampling_params,
 )
 from hybrid_rag.providers._resilient import CallPolicy, PerLoop
 
@@ -176,10 +177,9 @@ class OpenAILLM(Metered):
     def _params(
         self, temperature: float, max_tokens: int | None, json_schema: Mapping[str, Any] | None
     ) -> dict[str, Any]:
-        params: dict[str, Any] = {
-            "temperature": temperature,
-            "max_tokens": max_tokens or self._max_tokens,
-        }
+        params = sampling_params(
+            self._model, temperature=temperature, max_tokens=max_tokens or self._max_tokens
+        )
         if json_schema is not None:
             params["response_format"] = response_format(json_schema, strict=self._strict)
         return params
@@ -195,13 +195,13 @@ class OpenAILLM(Metered):
         """Answer a conversation; see :class:`~hybrid_rag.protocols.LLMProvider`."""
         params = self._params(temperature, max_tokens, json_schema)
         parts = chat_parts("openai", self._endpoint, self._model, messages, params)
-        done = await self._policy.complete(
+        return await self._policy.complete(
             parts,
             lambda: chat_completion(
                 self._clients.get(), model=self._model, messages=messages, params=params
             ),
+            check=lambda done: check_json_reply(done, json_schema, self._model),
         )
-        return check_json_reply(done, json_schema, self._model)
 
     async def stream(
         self,
