@@ -213,7 +213,9 @@ class LLMProvider(Protocol):
     * ``stream`` yields the reply's text in pieces as the model produces them; joined
       they equal what ``complete`` would have returned for the same call. It fails with
       ``LLMError`` before the first piece (a failure after the first piece also raises
-      ``LLMError``; nothing is retried once text has been yielded).
+      ``LLMError``; nothing is retried once text has been yielded). A consumer that
+      stops early closes the iterator (``await it.aclose()`` or
+      ``contextlib.aclosing``) so the provider frees its connection and concurrency slot.
     * ``max_tokens=None`` means the provider's own explicit default, never the back end's
       (some truncate answers silently).
     * Failures raise :class:`~hybrid_rag.errors.LLMError`; retries on rate limits,

@@ -128,3 +128,26 @@ def test_live_aicore(live_network: None) -> None:  # pragma: no cover - needs cr
     question = [ChatMessage(role="user", content="Reply with the single word: pong")]
     done = anyio.run(lambda: llm.complete(question))
     assert "pong" in done.text.lower() and done.completion_tokens > 0
+
+
+def test_from_env_passes_dotenv_credentials_to_the_sdk(
+    aicore: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hybrid_rag.config import resolve_components
+
+    for var in ("AICORE_AUTH_URL", "AICORE_BASE_URL", "AICORE_CLIENT_ID", "AICORE_CLIENT_SECRET"):
+        monkeypatch.delenv(var)  # only the given env (a .env file) has them
+    env = {
+        "HYBRID_RAG_LLM": "aicore:gpt-4o",
+        "HYBRID_RAG_CACHE_DIR": "off",
+        "AICORE_AUTH_URL": aicore.url,
+        "AICORE_BASE_URL": f"{aicore.url}/v2",
+        "AICORE_CLIENT_ID": "client",
+        "AICORE_CLIENT_SECRET": SECRET,
+        "AICORE_RESOURCE_GROUP": "rg-dotenv",
+    }
+    got = resolve_components(env=env)
+    assert isinstance(got.llm, AICoreLLM) and "llm=aicore:gpt-4o" in got.description
+    assert SECRET not in got.description and SECRET not in repr(got.llm)
+    assert anyio.run(lambda: got.llm.complete(USER)).text.startswith("echo")  # type: ignore[union-attr]
+    assert aicore.calls("/oauth/token")[-1].body.count("client_id=client") == 1
