@@ -10,8 +10,10 @@ credentials are set.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import anyio
 import pytest
@@ -151,3 +153,38 @@ def test_from_env_passes_dotenv_credentials_to_the_sdk(
     assert SECRET not in got.description and SECRET not in repr(got.llm)
     assert anyio.run(lambda: got.llm.complete(USER)).text.startswith("echo")  # type: ignore[union-attr]
     assert aicore.calls("/oauth/token")[-1].body.count("client_id=client") == 1
+
+
+def _service_key(url: str) -> dict[str, object]:
+    return {
+        "clientid": "client",
+        "clientsecret": SECRET,
+        "url": url,
+        "serviceurls": {"AI_API_URL": url},
+    }
+
+
+@pytest.mark.parametrize("source", ["AICORE_SERVICE_KEY", "config.json", "VCAP_SERVICES"])
+def test_credentials_from_each_source_the_sdk_reads(
+    aicore: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, source: str
+) -> None:
+    for var in ("AICORE_AUTH_URL", "AICORE_BASE_URL", "AICORE_CLIENT_ID", "AICORE_CLIENT_SECRET"):
+        monkeypatch.delenv(var)
+    key = _service_key(aicore.url)
+    if source == "AICORE_SERVICE_KEY":
+        monkeypatch.setenv("AICORE_SERVICE_KEY", json.dumps(key))
+    elif source == "config.json":
+        config = {
+            "AICORE_AUTH_URL": aicore.url,
+            "AICORE_BASE_URL": f"{aicore.url}/v2",
+            "AICORE_CLIENT_ID": "client",
+            "AICORE_CLIENT_SECRET": SECRET,
+        }
+        (tmp_path / "config.json").write_text(json.dumps(config))
+        monkeypatch.setenv("AICORE_HOME", str(tmp_path))
+    else:
+        binding = {"name": "my-aicore", "label": "aicore", "credentials": key}
+        monkeypatch.setenv("VCAP_SERVICES", json.dumps({"aicore": [binding]}))
+    llm = _llm(resource_group=f"rg-{source}-{aicore.url.rsplit(':', 1)[1]}")
+    assert anyio.run(lambda: llm.complete(USER)).text.startswith("echo")
+    assert aicore.calls("/oauth/token") and aicore.calls("/chat/completions")
