@@ -110,6 +110,24 @@ class Supervisor:
         history: History | None,
     ) -> Answer:
         """The :class:`~hybrid_rag.models.Answer`; bad arguments raise ``InputError``."""
+        from hybrid_rag.providers._usage import combine_usage, track_usage
+
+        with track_usage() as meter:
+            answer = await self._answer(
+                question, docs=docs, mode=mode, top_k=top_k, history=history
+            )
+        usage = combine_usage(meter.usage, answer.usage)
+        return answer.model_copy(update={"usage": usage}) if usage != answer.usage else answer
+
+    async def _answer(
+        self,
+        question: str,
+        *,
+        docs: Iterable[str] | None,
+        mode: AskMode,
+        top_k: int | None,
+        history: History | None,
+    ) -> Answer:
         t0 = time.perf_counter()
         question, mode, k = check_question(question, mode), mode, check_top_k(top_k)
         turns = check_history(history)

@@ -50,6 +50,7 @@ from hybrid_rag.ingest.load import LoadedDocument, parse_document
 from hybrid_rag.ingest.triples import build_triples
 from hybrid_rag.models import Chunk, DocumentInfo, IngestReport, PreparedDocument, Usage
 from hybrid_rag.protocols import Catalog, Embedder, Extractor, GraphStore, Ontology, VectorStore
+from hybrid_rag.providers._usage import combine_usage, track_usage
 from hybrid_rag.rdf import Triple
 
 __all__ = [
@@ -76,6 +77,7 @@ class Prepared:
     extraction: Extraction | None = None
     triples: list[Triple] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
 
     def as_input(self) -> PreparedDocument:
         """What an :class:`~hybrid_rag.protocols.Extractor` reads."""
@@ -254,8 +256,10 @@ class IngestPipeline:
             old = await p.workers.run(lambda: p.catalog.get(did))
             if old is not None and old.content_hash == digest:
                 return _skipped(old, label, digest, t0)
-            prep = await self._prepare(data, fname, label, did, pool=pool)
-            usage = await self._write(prep, replacing=old is not None)
+            with track_usage() as meter:
+                prep = await self._prepare(data, fname, label, did, pool=pool)
+                counted = await self._write(prep, replacing=old is not None)
+            usage = combine_usage(meter.usage, counted + prep.usage)
             info = _info(prep, label, digest, old)
             await p.workers.run(lambda: p.catalog.put(info))
         finally:
