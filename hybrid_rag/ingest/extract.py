@@ -317,6 +317,8 @@ _MAX_VALUE = 300
 _MAX_PROCEDURE = 1200
 _QUALIFIER = re.compile(r"\([^()]*(?:\([^()]*\)[^()]*)*\)")
 _PAGE_HEADER = re.compile(r"(?i)\bpage\s*\d+|www\.|\.com\b")
+_PAGE_LINE = re.compile(r"(?i)\bpage\s*\d+\s*of\s*\d+")  # a running header inside the text
+_SUBSECTION_NUM = re.compile(r"^\s*(\d{1,2})\s?\.\s?\d{1,2}\.?\s+[A-Z]")
 _WRAPPED = 50
 _COLON_LABEL = re.compile(r"^[A-Z][A-Za-z0-9 '()/#&.,-]{1,40}?\s?:")
 _SUBSECTION = re.compile(r"^\s*\d{1,2}\s?\.\s?\d")
@@ -463,10 +465,13 @@ def _read_block(
 
 
 def _track_section(state: _State, line: str) -> None:
+    """Follow section headings, and subsection numbers ("7.2 Conditions ...") where the
+    PDF's text order puts a ``SECTION n`` heading after its content."""
     m = _SECTION.match(line)
-    if m:
-        num = int(m.group(1) or m.group(2) or m.group(3))
-        if state.section <= num <= state.section + 3 and num <= 16:
+    sub = None if m else _SUBSECTION_NUM.match(line)
+    if m or sub:
+        num = int(m.group(1) or m.group(2) or m.group(3)) if m else int(sub.group(1))  # type: ignore[union-attr]
+        if state.section <= num <= state.section + 3 and num <= 16 and num != state.section:
             state.section = num
             state.agency = None
 
@@ -487,9 +492,14 @@ def _label_fact(
     if qualified:
         value = ""
     if not _squash(value):
-        if idx + 1 >= len(spans) or not _next_value(state, text, spans[idx + 1], qualified):
-            return False
         idx += 1
+        while idx < len(spans) and _PAGE_LINE.search(text[spans[idx][0] : spans[idx][1]]):
+            idx += 1  # a running page header between a label and its value
+        if idx >= len(spans):  # the label ends the page: its value starts the next one
+            state.pending = name
+            return True
+        if not _next_value(state, text, spans[idx], qualified):
+            return False
         value, end = text[spans[idx][0] : spans[idx][1]].strip(), spans[idx][1]
     if prop.kind == "text":
         value, end = _continue(state, text, spans, idx, value, end)
@@ -578,7 +588,7 @@ def _block(
     while j < len(spans):
         s, e = spans[j]
         line = text[s:e]
-        if line.strip():
+        if line.strip() and not _PAGE_LINE.search(line):
             if _ends_procedure(state, line) or (first is not None and e - first > _MAX_PROCEDURE):
                 break
             first = s if first is None else first
@@ -604,7 +614,18 @@ def _ends_procedure(state: _State, line: str) -> bool:
     starts in lower case, continues the procedure)."""
     if _SECTION.match(line) or _SUBSECTION.match(line):
         return True
-    return not line.lstrip()[:1].islower() and _line_label(state, line) is not None
+    if line.lstrip()[:1].islower():
+        return False
+    if _line_label(state, line) is not None:
+        return True
+    lead = _LEAD.match(line)
+    off = lead.end() if lead else 0
+    later = (  # an item of a later section: the text runs on past a missed heading
+        (sec := state.comp.props[n].section) is not None and sec > state.section
+        for names, _end in _match_labels(state.comp.trie, line[off : off + 90])
+        for n in names
+    )
+    return any(later)
 
 
 def _pending(state: _State, page: Page, spans: list[tuple[int, int]]) -> int:
@@ -625,6 +646,7 @@ def _pending(state: _State, page: Page, spans: list[tuple[int, int]]) -> int:
 
 
 def _add_procedure(state: _State, prop: _Prop, raw: str, quote: str, page: int) -> None:
+    raw = "\n".join(ln for ln in raw.split("\n") if not _PAGE_LINE.search(ln))
     fact = _make_fact(prop, " ".join(raw.split()), quote.rstrip(), page)
     if fact is not None:
         state.add(fact)
@@ -812,7 +834,7 @@ def _limit_prop(agency: str | None, kind: str, line: str) -> str | None:
 _CELL = re.compile(
     r"[<>≤≥]?\s*\d[\d,.]*(?:\s*[-–]\s*\d[\d,.]*)?\s*(?:mg|g|µg|ug|ml|mL|ppm|ppb)"
     r"(?:\s*/\s*(?:kg|l|L|m3|m³))?"
-    r"(?:\s*,?\s*\d+\s*h(?:ours?|r)?\b)?(?:\s*\([^()]*\))?|(?<![\w-])[-–](?![\w-])|\bN/?A\b"
+    r"(?:\s*,?\s*\d+\s*h(?:ours?|r)?\b)?(?:\s*\([^()]*\))?|(?<![\w-])[-–](?![\w-])|\bN/?A\b|(?i:not\s+(?:listed|available)|no\s+data)"
 )
 
 
@@ -832,7 +854,10 @@ def _table_header(state: _State, line: str) -> list[str]:
         for names, end in _match_labels(state.comp.trie, line[m.start() : m.start() + 60]):
             props = [state.comp.props[n] for n in names]
             col = next((p.name for p in props if _column(p) and p.section == state.section), None)
-            ident = next((p.name for p in props if _id_column(p) and m.start() > 0), None)
+            ident = next(
+                (p.name for p in props if _id_column(p) and m.start() > 0 and state.section != 3),
+                None,
+            )  # a composition table lists components, not the product
             if col is not None and col not in cols:
                 cols.append(col)
             elif ident is not None and ident not in ids:
@@ -858,6 +883,8 @@ def _table_row(state: _State, page: Page, line: str, start: int) -> bool:
     """A row under a table header: one cell per column (a value with its unit, or a
     dash / N/A placeholder). Other lines end the table."""
     cells = [m.group(0).strip() for m in _CELL.finditer(line)]
+    if not cells and (_PAGE_LINE.search(line) or len(line.strip()) < 40):
+        return True  # a running header or the first line of a wrapped name
     if len(cells) != len(state.columns):
         state.columns = []
         return False
