@@ -102,6 +102,7 @@ class _Compiled:
 
 _CACHE: dict[int, tuple[Ontology, _Compiled]] = {}
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
 def _compile(ontology: Ontology) -> _Compiled:
@@ -188,9 +189,11 @@ def _match_labels(trie: dict[str, object], text: str) -> list[tuple[tuple[str, .
     node: dict[str, object] = trie
     found: list[tuple[tuple[str, ...], int]] = []
     n = len(text)
-    for k, ch in enumerate(text):
-        c = ch.lower()
-        if not (c.isascii() and c.isalnum()):
+    low = text.lower()
+    if len(low) != n:  # a character whose lower case is longer ("İ"): keep offsets aligned
+        low = "".join(ch.lower()[:1] for ch in text)
+    for k, c in enumerate(low):
+        if c not in _ALNUM:
             continue
         nxt = node.get(c)
         if nxt is None:
