@@ -7,7 +7,7 @@ bundled ontology by name (``"msds"``), a user's ``.ttl`` path, or passes an exis
 ontology through.
 
 Besides the protocol, a :class:`TurtleOntology` implements
-:class:`~hybrid_rag._ontology_protocols.OntologyMatching`:
+:class:`~hybrid_rag.protocols.OntologyMatching`:
 :meth:`~TurtleOntology.match_properties` (which properties a question talks about, by
 labels, alternative labels and the search-only ``skos:hiddenLabel`` forms people use,
 matched on word stems) and the extraction hints ``value_kind`` / ``value_pattern`` /

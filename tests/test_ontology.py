@@ -246,7 +246,7 @@ def test_search_labels_come_from_the_ontology_not_code() -> None:
 
 
 def test_turtle_ontology_offers_matching_protocol(onto: TurtleOntology) -> None:
-    from hybrid_rag._ontology_protocols import OntologyMatching
+    from hybrid_rag.protocols import OntologyMatching
 
     assert isinstance(onto, OntologyMatching)
     assert onto.section("firstAidEyes") == 4 and onto.value_kind("firstAidEyes") == "procedure"

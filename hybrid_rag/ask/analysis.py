@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -15,7 +15,7 @@ from hybrid_rag.ask.grammar import (
     threshold,
 )
 from hybrid_rag.ask.linking import ProductIndex, ProductMatch
-from hybrid_rag.protocols import Ontology, PropertyDef
+from hybrid_rag.protocols import Ontology, OntologyMatching, PropertyDef
 from hybrid_rag.text import STOPWORDS, norm, tokens
 
 __all__ = ["Intent", "QuestionAnalysis", "ScopeView", "analyse", "match_properties"]
@@ -201,12 +201,14 @@ def _first_named(question: str, products: Sequence[ProductMatch]) -> str | None:
 
 
 def match_properties(question: str, ontology: Ontology) -> list[PropertyDef]:
-    """Ontology properties the question names (the ontology's own matcher when it has one)."""
-    own: Callable[[str], Sequence[tuple[PropertyDef, float]]] | None = getattr(
-        ontology, "match_properties", None
-    )
-    if own is not None:
-        return [p for p, _score in own(question)]
+    """Ontology properties the question names, best first.
+
+    An ontology that offers :class:`~hybrid_rag.protocols.OntologyMatching` matches with
+    its own vocabulary (labels, alternative and search-only labels, inflections); any
+    other is matched on its labels and alternative labels, as whole words.
+    """
+    if isinstance(ontology, OntologyMatching):
+        return [p for p, _score in ontology.match_properties(question)]
     q = f" {' '.join(tokens(question))} "
     found = [
         (len(label), p)

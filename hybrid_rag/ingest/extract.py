@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from hybrid_rag._ontology_protocols import OntologyMatching
+from hybrid_rag.protocols import OntologyMatching
 
 if TYPE_CHECKING:
     from hybrid_rag.models import Chunk, Page
