@@ -79,6 +79,8 @@ class QuestionAnalysis:
         filter_phrase: for "which of these are <phrase>": the phrase as asked. With a named
             property and no word left to match (``filter_terms`` empty), every positive
             value matches ("Listed ..." does, "Not listed" does not).
+        sections: for ``procedure``: the numbered document sections the asked properties
+            are printed in (first aid: 4), so the sheet's own section can be read.
     """
 
     question: str
@@ -93,6 +95,7 @@ class QuestionAnalysis:
     subject: str | None = None
     threshold: Threshold | None = None
     filter_phrase: str | None = None
+    sections: tuple[int, ...] = ()
 
     @property
     def answered_directly(self) -> bool:
@@ -126,6 +129,7 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     text = norm(question)
     terms = _filter_terms(question)
     said: str | None = None
+    sections: tuple[int, ...] = ()
     intent: Intent = "lookup"
     limit = threshold(question) if len(products) >= 2 else None
     direction = _direction(text, props) if len(products) >= 2 else None
@@ -144,6 +148,9 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
         said = phrase.group(1).strip()
     if intent in ("min", "max"):
         props = tuple(p for p in props if p.kind == "datatype")[:1]
+    elif intent == "lookup" and props and _procedure(props[0], ontology):
+        intent = "procedure"  # first aid by route, firefighting, storage ...
+        sections = _sections(props, ontology)
     polar = intent in ("min", "max", "same") and is_polar(question)
     return QuestionAnalysis(
         question,
@@ -153,6 +160,7 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
         terms if limit is None else (),
         threshold=limit if intent == "filter" else None,
         filter_phrase=said if intent == "filter" else None,
+        sections=sections,
         polar=polar,
         subject=_first_named(question, products) if polar else None,
     )
@@ -236,6 +244,18 @@ def _value_terms(phrase: str, props: Sequence[PropertyDef]) -> tuple[str, ...]:
     rest = [t for t in tokens(phrase) if t not in named and t not in STOPWORDS]
     codes = [t for t in rest if any(c.isdigit() for c in t)]
     return tuple(codes or rest)
+
+
+def _procedure(prop: PropertyDef, ontology: Ontology) -> bool:
+    """Whether the ontology reads the property's values as a procedure (whole sentences)."""
+    return isinstance(ontology, OntologyMatching) and ontology.value_kind(prop.name) == "procedure"
+
+
+def _sections(props: Sequence[PropertyDef], ontology: Ontology) -> tuple[int, ...]:
+    if not isinstance(ontology, OntologyMatching):
+        return ()
+    found = [ontology.section(p.name) for p in props[:3]]
+    return tuple(dict.fromkeys(n for n in found if n is not None))
 
 
 def _quantity(props: Sequence[PropertyDef]) -> bool:
