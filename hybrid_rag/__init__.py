@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         OntologyError,
         SparqlValidationError,
         StoreError,
+        StoreLockedError,
         UnsupportedFormatError,
     )
     from hybrid_rag.models import (
@@ -84,6 +85,7 @@ _LAZY = {
     "SparqlResult": "hybrid_rag.rdf",
     "SparqlValidationError": "hybrid_rag.errors",
     "StoreError": "hybrid_rag.errors",
+    "StoreLockedError": "hybrid_rag.errors",
     "Term": "hybrid_rag.rdf",
     "UnsupportedFormatError": "hybrid_rag.errors",
     "Usage": "hybrid_rag.models",
@@ -137,6 +139,7 @@ __all__ = [
     "SparqlResult",
     "SparqlValidationError",
     "StoreError",
+    "StoreLockedError",
     "Term",
     "UnsupportedFormatError",
     "Usage",

@@ -50,6 +50,7 @@ EXPECTED_ALL = {
     "SparqlResult",
     "SparqlValidationError",
     "StoreError",
+    "StoreLockedError",
     "Term",
     "UnsupportedFormatError",
     "Usage",
