@@ -86,7 +86,7 @@ class StoreLockedError(StoreError):
     say who holds it.
 
     Attributes:
-        path: The lock file.
+        path: The lock file, when known.
         pid: Process id of the holder, when known.
         host: Host name of the holder, when known.
         since: When the holder took the lock (ISO 8601, UTC), when known.
@@ -96,7 +96,7 @@ class StoreLockedError(StoreError):
         self,
         message: str,
         *,
-        path: str,
+        path: str | None = None,
         pid: int | None = None,
         host: str | None = None,
         since: str | None = None,

@@ -25,6 +25,7 @@ from hybrid_rag.errors import (
     DocumentNotFoundError,
     HybridRAGError,
     StoreError,
+    StoreLockedError,
 )
 from hybrid_rag.models import (
     Answer,
@@ -721,6 +722,9 @@ class HybridRAG(Closing):
         facts = kg.facts if kg else []
         passages = vec.passages if vec else []
         errors = [*(kg.errors if kg else []), *(vec.errors if vec else [])]
+        for e in errors:  # a locked store is an error, never "not stated" (issue 12)
+            if e.kind == "StoreLockedError":
+                raise StoreLockedError(f"{e.chain} chain: {e.message}")
         usage = (kg.usage if kg else Usage()) + (vec.usage if vec else Usage())
         composed = compose_extractive(a, facts, passages)
         text, citations = composed.text, list(composed.citations)

@@ -117,3 +117,27 @@ def test_lock_release_is_idempotent_and_describes_itself(tmp_path: Path) -> None
     lock.release()
     lock.release()
     assert not lock.held
+
+
+@pytest.mark.parametrize("held", ["graph", "vectors"])
+@pytest.mark.parametrize("mode", ["hybrid", "kg", "vector"])
+def test_a_locked_store_is_an_error_never_not_stated(held: str, mode: str, tmp_path: Path) -> None:
+    """Issue 12: with the graph held elsewhere, ask said "pH is not stated in the sheet"."""
+    from hybrid_rag.samples import sample_pdfs
+
+    pdf = sample_pdfs(tmp_path / "pdfs")[0]
+    with HybridRAG(tmp_path / "store", embedder="hashing") as rag:
+        rag.ingest(pdf)
+        question = f"What is the pH of {rag.documents()[0].title}?"
+    holder = STORES[held][0](tmp_path / "store")
+    STORES[held][1](holder)
+    rag = HybridRAG(tmp_path / "store", embedder="hashing")
+    try:
+        if (held, mode) in (("graph", "vector"), ("vectors", "kg")):
+            assert rag.ask(question, mode=mode).text  # the other store still answers
+        else:
+            with pytest.raises(StoreLockedError, match="in use by pid"):
+                rag.ask(question, mode=mode)  # type: ignore[arg-type]
+    finally:
+        rag.close()
+        holder.close()
