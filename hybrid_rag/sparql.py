@@ -102,8 +102,9 @@ def validate_query(
         SparqlValidationError: The query does not parse, is an update, is not a
             ``SELECT``/``ASK``, uses ``SERVICE``, names a graph outside
             ``allowed_graphs``, calls a function not allowed, names a vendor IRI
-            (``bif:``, ``sql:``) or holds an ambiguous escape. The message names the
-            problem.
+            (``bif:``, ``sql:``) that is not allowed, holds an ambiguous escape, or
+            has an ``EXISTS`` outside a FILTER/BIND of a group with a triple pattern.
+            The message names the problem.
     """
     if not isinstance(sparql, str) or not sparql.strip():
         raise SparqlValidationError("empty SPARQL query")
@@ -113,6 +114,9 @@ def validate_query(
     if problem is not None:
         raise SparqlValidationError(problem)
     allowed = SAFE_FUNCTIONS.union(_extra_functions, allowed_functions)
+    vendor = sorted(v for v in analysis.vendor if v not in allowed)
+    if vendor:
+        raise SparqlValidationError(f"vendor extension <{vendor[0]}> is not allowed")
     refused = sorted(f for f in analysis.functions if f not in allowed)
     if refused:
         raise SparqlValidationError(
@@ -132,7 +136,8 @@ class _Parsed(NamedTuple):
     """What validation needs from the parse."""
 
     algebra: Any
-    functions: frozenset[str]
+    functions: frozenset[str]  # function IRIs called
+    vendor: frozenset[str]  # IRIs anywhere in the query under bif: or sql:
     stray_exists: bool
     graphs: frozenset[str] = frozenset()
 
@@ -155,7 +160,7 @@ def _analyse(sparql: str) -> tuple[str | None, _Parsed]:
     return problem, parsed._replace(graphs=graphs)
 
 
-_NOTHING = _Parsed(None, frozenset(), False)
+_NOTHING = _Parsed(None, frozenset(), frozenset(), False)
 
 
 def _parse(sparql: str) -> tuple[_Parsed, str | None]:
@@ -181,10 +186,8 @@ def _parse(sparql: str) -> tuple[_Parsed, str | None]:
         names = [_resolve(query.prologue, ref) for ref in iris]
     except Exception as exc:  # rdflib raises plain Exception for semantic errors
         return _NOTHING, f"invalid SPARQL query: {_first_line(exc)}"
-    vendor = sorted(n for n in [*names, *functions] if n.lower().startswith(_VENDOR_SCHEMES))
-    if vendor and vendor[0] not in _extra_functions:
-        return _NOTHING, f"vendor extension <{vendor[0]}> is not allowed"
-    return _Parsed(query.algebra, functions, stray_exists), None
+    vendor = frozenset(n for n in [*names, *functions] if n.lower().startswith(_VENDOR_SCHEMES))
+    return _Parsed(query.algebra, functions, vendor, stray_exists), None
 
 
 _UPDATE_REJECTED = "SPARQL update rejected: the query is not read-only (SELECT or ASK only)"

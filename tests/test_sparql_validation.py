@@ -386,3 +386,12 @@ def test_ask_is_not_capped_and_max_rows_is_checked() -> None:
     assert check_structure("ASK { ?s ?p ?o }") == "ASK { ?s ?p ?o }"
     with pytest.raises(InputError):
         check_structure("ASK { ?s ?p ?o }", max_rows=0)
+
+
+def test_a_vendor_iri_passes_only_when_allowed_explicitly_and_rejection_is_not_cached() -> None:
+    query = 'SELECT ?s WHERE { ?s <bif:contains> "acetone" }'
+    with pytest.raises(SparqlValidationError, match="vendor extension <bif:contains>"):
+        validate_query(query)
+    assert validate_query(query, allowed_functions=["bif:contains"]) == query
+    with pytest.raises(SparqlValidationError):
+        validate_query(query)
