@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         OntologyError,
         SparqlValidationError,
         StoreError,
+        StoreLockedError,
         UnsupportedFormatError,
     )
     from hybrid_rag.models import (
@@ -95,6 +96,7 @@ _LAZY = {
     "SparqlResult": "hybrid_rag.rdf",
     "SparqlValidationError": "hybrid_rag.errors",
     "StoreError": "hybrid_rag.errors",
+    "StoreLockedError": "hybrid_rag.errors",
     "Term": "hybrid_rag.rdf",
     "UnsupportedFormatError": "hybrid_rag.errors",
     "Usage": "hybrid_rag.models",
@@ -153,6 +155,7 @@ __all__ = [
     "SparqlResult",
     "SparqlValidationError",
     "StoreError",
+    "StoreLockedError",
     "StreamDelta",
     "Term",
     "UnsupportedFormatError",

@@ -19,6 +19,7 @@ __all__ = [
     "OntologyError",
     "SparqlValidationError",
     "StoreError",
+    "StoreLockedError",
     "UnsupportedFormatError",
 ]
 
@@ -75,6 +76,33 @@ class SparqlValidationError(HybridRAGError, ValueError):
 
 class StoreError(HybridRAGError):
     """A store failed to read or write (I/O, engine error)."""
+
+
+class StoreLockedError(StoreError):
+    """An embedded store is held by another handle (another process, or another
+    ``HybridRAG``/store object in this one): one writer per store.
+
+    Raised at once, before anything is read or written. The message and the attributes
+    say who holds it.
+
+    Attributes:
+        path: The lock file, when known.
+        pid: Process id of the holder, when known.
+        host: Host name of the holder, when known.
+        since: When the holder took the lock (ISO 8601, UTC), when known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        pid: int | None = None,
+        host: str | None = None,
+        since: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.path, self.pid, self.host, self.since = path, pid, host, since
 
 
 class LLMError(HybridRAGError):

@@ -56,6 +56,7 @@ EXPECTED_ALL = {
     "SparqlResult",
     "SparqlValidationError",
     "StoreError",
+    "StoreLockedError",
     "Term",
     "UnsupportedFormatError",
     "Usage",

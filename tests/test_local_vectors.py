@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -208,12 +209,15 @@ def test_index_file_reused_on_reopen_and_stale_one_rebuilt(tmp_path: Path) -> No
         assert again.search(data[3], k=1)[0].chunk.chunk_id == "D0:3"
         assert again._ann is loaded
         again.replace("D0", make_chunks("D0", ["new"]), data[500:501])  # file now stale
-        with LocalVectorStore(tmp_path, ann_threshold=100) as third:
-            assert len(third) == 901
-            assert third._ann is None  # the staleness flag forbids the old file
-            hits = third.search(data[500], k=2)
-            assert {h.chunk.chunk_id for h in hits} == {"D0:0", "D5:500"}
-            assert third._ann is not None and len(third._ann) == 901
+        # one handle per store: look at the folder as a crash now would leave it
+        crashed = tmp_path.with_name(tmp_path.name + "-crashed")
+        shutil.copytree(tmp_path, crashed)
+    with LocalVectorStore(crashed, ann_threshold=100) as third:
+        assert len(third) == 901
+        assert third._ann is None  # the staleness flag forbids the old file
+        hits = third.search(data[500], k=2)
+        assert {h.chunk.chunk_id for h in hits} == {"D0:0", "D5:500"}
+        assert third._ann is not None and len(third._ann) == 901
     with LocalVectorStore(tmp_path, ann_threshold=100) as fourth:
         assert len(fourth) == 901
         assert fourth._ann is not None and len(fourth._ann) == 901

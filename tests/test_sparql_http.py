@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import sys
-import time
+import uuid
 from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -20,53 +16,19 @@ from hybrid_rag.stores.sparql_http import (
 )
 from hybrid_rag.testing._graph_contract import GraphStoreContract, product
 
+if TYPE_CHECKING:
+    from tests.conftest import Virtuoso
+
 pytest.importorskip("httpx", reason="SparqlHttpStore needs httpx (the [server] extra)")
 
 NAME = "http://example.org/contract/name"
+XSD_NOPE = "http://www.w3.org/2001/XMLSchema#nope"
 
 
-def _oxigraph_binary() -> str | None:
-    local = Path(sys.executable).with_name("oxigraph")
-    return str(local) if local.exists() else shutil.which("oxigraph")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    binary = _oxigraph_binary()
-    if binary is None:
-        pytest.skip("the `oxigraph` server binary is not installed (pip install oxigraph)")
-    port = _free_port()
-    location = tmp_path_factory.mktemp("oxigraph")
-    proc = subprocess.Popen(
-        [binary, "serve", "--location", str(location), "--bind", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None:
-                    pytest.skip("oxigraph serve exited at start")
-                time.sleep(0.05)
-        else:
-            pytest.skip("oxigraph serve did not start within 20 s")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+@pytest.fixture
+def server(oxigraph_server: str) -> str:
+    """The session's ``oxigraph serve`` (tests/conftest.py)."""
+    return oxigraph_server
 
 
 def _clear(base: str) -> None:
@@ -124,7 +86,9 @@ def test_engine_errors_and_unreachable_endpoint() -> None:
     store.close()
 
 
-def test_engine_error_text_is_kept(server: str) -> None:
+def test_engine_error_text_is_kept(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # an allowed function the engine does not know gets past validation
+    monkeypatch.setattr("hybrid_rag.sparql._extra_functions", {XSD_NOPE})
     store = _store(server)
     with pytest.raises(StoreError, match="HTTP 4"):
         store.query("SELECT ?x WHERE { ?x ?p ?o } ORDER BY xsd:nope(?x)", scope=["a"])
@@ -175,3 +139,169 @@ def test_result_parsers_agree() -> None:
     assert parse_sparql_json('{"head":{},"boolean":false}').boolean is False
     with pytest.raises(StoreError):
         parse_sparql_json("not json")
+
+
+# -- the same contract against a real Virtuoso (Debian's virtuoso-opensource) ------------
+
+
+def _virtuoso_store(v: Virtuoso, base: str | None = None, **options: Any) -> SparqlHttpStore:
+    """A store with its own graph base, so tests never see each other's graphs."""
+    import httpx
+
+    base = base or f"urn:hybrid-rag:test:{uuid.uuid4().hex}:doc:"
+    return SparqlHttpStore(
+        v.query_url,
+        v.update_url,
+        graph_base=base,
+        update_auth=httpx.DigestAuth(v.user, v.password),
+        **options,
+    )
+
+
+class TestVirtuosoContract(GraphStoreContract):
+    @pytest.fixture
+    def graph_store(self, virtuoso: Virtuoso) -> Iterator[SparqlHttpStore]:
+        base = f"urn:hybrid-rag:test:{uuid.uuid4().hex}:doc:"
+        with _virtuoso_store(virtuoso, base) as store:
+            yield store
+        with _virtuoso_store(virtuoso, base) as cleanup:  # the test may have closed it
+            for doc in cleanup.doc_ids():
+                cleanup.delete(doc)
+
+
+def test_virtuoso_queries_run_on_a_read_only_account(virtuoso: Virtuoso) -> None:
+    import httpx
+
+    store = _virtuoso_store(virtuoso)
+    store.replace("a", product("a", "mine"))
+    planted = "INSERT DATA { GRAPH <urn:planted> { <urn:x> <urn:p> 'evil' } }"
+    anonymous = httpx.post(virtuoso.query_url, data={"update": planted})
+    assert anonymous.status_code >= 400  # the query account cannot write at all
+    no_update_auth = SparqlHttpStore(virtuoso.query_url, virtuoso.update_url)
+    with no_update_auth, pytest.raises(StoreError, match="HTTP 401"):
+        no_update_auth.replace("b", product("b", "x"))
+    assert store.delete("a") is True
+    store.close()
+
+
+def test_virtuoso_scope_is_held_by_the_from_rewrite(virtuoso: Virtuoso) -> None:
+    store = _virtuoso_store(virtuoso)
+    store.replace("a", product("a", "mine"))
+    store.replace("b", product("b", "theirs"))
+    q = f"SELECT ?n WHERE {{ {{ ?s <{NAME}> ?n }} UNION {{ GRAPH ?g {{ ?s <{NAME}> ?n }} }} }}"
+    assert {r["n"].value for r in store.query(q, scope=["a"]).rows} == {"mine"}
+    for doc in ("a", "b"):
+        store.delete(doc)
+    store.close()
+
+
+def test_virtuoso_blank_nodes_are_skolemised_per_document(virtuoso: Virtuoso) -> None:
+    from hybrid_rag.rdf import Term, iri, literal
+    from hybrid_rag.stores.sparql_http import GENID
+
+    store = _virtuoso_store(virtuoso)
+    node = Term("n1", "bnode")
+    triples = [(iri("urn:s"), iri(NAME), node), (node, iri(NAME), literal("inner"))]
+    store.replace("a", triples)
+    store.replace("b", triples)
+    q = f"SELECT ?b WHERE {{ <urn:s> <{NAME}> ?b }}"
+    a = store.query(q, scope=["a"]).rows[0]["b"]
+    b = store.query(q, scope=["b"]).rows[0]["b"]
+    assert a.kind == "iri" and a.value.startswith(GENID) and a != b
+    for doc in ("a", "b"):
+        store.delete(doc)
+    store.close()
+
+
+# -- retries, credentials and blank nodes without a server -------------------------------
+
+
+def _mock_store(handler: Any, **options: Any) -> SparqlHttpStore:
+    import httpx
+
+    store = SparqlHttpStore("http://kg.example/q", "http://kg.example/u", **options)
+    store._client = httpx.Client(transport=httpx.MockTransport(handler), auth=store._auth)
+    return store
+
+
+_TRUE = {"head": {}, "boolean": True}
+
+
+@pytest.mark.parametrize(("status", "calls"), [(500, 1), (400, 1), (502, 3), (503, 3), (429, 3)])
+def test_only_transient_statuses_are_retried(status: int, calls: int) -> None:
+    import httpx
+
+    seen: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(1)
+        return httpx.Response(status, text="engine says no", headers={"retry-after": "0"})
+
+    store = _mock_store(handler, retries=2)
+    with pytest.raises(StoreError, match=f"HTTP {status}"):
+        store.query("ASK { ?s ?p ?o }", scope=["a"])
+    assert len(seen) == calls
+
+
+def test_a_transient_failure_then_success_is_retried_until_it_works() -> None:
+    import httpx
+
+    answers = iter(
+        [httpx.Response(503, headers={"retry-after": "0"}), httpx.Response(200, json=_TRUE)]
+    )
+    store = _mock_store(lambda request: next(answers), retries=2)
+    assert store.query("ASK { ?s ?p ?o }", scope=["a"]).boolean is True
+
+
+def test_connection_errors_are_retried_read_timeouts_are_not() -> None:
+    import httpx
+
+    calls: list[str] = []
+
+    def refused(request: httpx.Request) -> httpx.Response:
+        calls.append("connect")
+        raise httpx.ConnectError("refused", request=request)
+
+    with pytest.raises(StoreError, match="unreachable"):
+        _mock_store(refused, retries=2).query("ASK { ?s ?p ?o }", scope=["a"])
+    assert len(calls) == 3
+
+    def slow(request: httpx.Request) -> httpx.Response:
+        calls.append("read")
+        raise httpx.ReadTimeout("too slow", request=request)
+
+    with pytest.raises(StoreError, match="ReadTimeout"):
+        _mock_store(slow, retries=2).query("ASK { ?s ?p ?o }", scope=["a"])
+    assert calls.count("read") == 1
+
+
+def test_update_url_takes_its_own_credentials() -> None:
+    import httpx
+
+    seen: dict[str, str] = {}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen[request.url.path] = request.headers.get("authorization", "")
+        return httpx.Response(200, json=_TRUE)
+
+    store = _mock_store(handler, auth=("reader", "r-SECRET"), update_auth=("writer", "w-SECRET"))
+    store.delete("a")  # an ASK on the query URL, then DROP on the update URL
+    assert seen["/q"] == httpx.BasicAuth("reader", "r-SECRET")._auth_header
+    assert seen["/u"] == httpx.BasicAuth("writer", "w-SECRET")._auth_header
+    assert "SECRET" not in repr(store)
+    digest = SparqlHttpStore("http://x/q", update_auth=httpx.DigestAuth("w", "d-SECRET"))
+    assert "DigestAuth" in repr(digest) and "SECRET" not in repr(digest)
+    with pytest.raises(ConfigurationError):
+        SparqlHttpStore("http://x/q", auth=("u", "p"), bearer_token="t")
+
+
+def test_blank_nodes_become_skolem_iris_unique_per_graph() -> None:
+    from hybrid_rag.rdf import Term, iri, literal
+    from hybrid_rag.stores.sparql_http import GENID, skolemize
+
+    node = Term("n1", "bnode")
+    triples = [(iri("urn:s"), iri(NAME), node), (node, iri(NAME), literal("inner"))]
+    a, b = skolemize("urn:g:a", triples), skolemize("urn:g:b", triples)
+    assert a[0][2] == a[1][0] and a[0][2].kind == "iri" and a[0][2].value.startswith(GENID)
+    assert a[0][2] != b[0][2]
+    assert skolemize("urn:g:a", triples[:0]) == []

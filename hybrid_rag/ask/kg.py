@@ -9,7 +9,12 @@ from dataclasses import dataclass, field
 from hybrid_rag._vocab import HR, RDFS_LABEL
 from hybrid_rag._workers import Workers
 from hybrid_rag.ask.analysis import QuestionAnalysis
-from hybrid_rag.errors import HybridRAGError, SparqlValidationError
+from hybrid_rag.errors import (
+    HybridRAGError,
+    SparqlValidationError,
+    StoreError,
+    StoreLockedError,
+)
 from hybrid_rag.models import ChainError, ChatMessage, Evidence, Fact, SparqlAttempt, Usage
 from hybrid_rag.protocols import GraphStore, LLMProvider, Ontology
 from hybrid_rag.rdf import SparqlResult, Term, iri, literal
@@ -146,6 +151,11 @@ async def _run(
         res = await workers.run(lambda: graph.query(sparql, scope=scope))
     except HybridRAGError as exc:
         result.attempts.append(SparqlAttempt(query=sparql, origin=origin, error=str(exc)))  # type: ignore[arg-type]
+        unreadable = isinstance(exc, StoreLockedError) or (
+            origin == "template" and isinstance(exc, StoreError)
+        )
+        if unreadable:  # an unreadable store is an error, never "no matching facts"
+            result.errors.append(ChainError(chain="kg", kind=type(exc).__name__, message=str(exc)))
         return None
     result.attempts.append(SparqlAttempt(query=sparql, origin=origin, rows=len(res.rows)))  # type: ignore[arg-type]
     result.facts.extend(f for row in res.rows if (f := _row_fact(row)) is not None)

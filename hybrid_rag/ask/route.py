@@ -8,7 +8,8 @@ No model, no I/O. The order of decisions:
    - the question asks for something else than a question about documents (a poem);
    - it names a product the catalog has, but outside ``docs=`` (``missing`` names it);
    - it names nothing the scope knows: no product, no ontology property, and none of its
-     words in a product name or a class label of the ontology ("Who founded SAP?");
+     words in a product name or a class label of the ontology ("Who founded SAP?"); a
+     question scoped to a few documents is about them if it has any word at all;
    - it asks about a property of a product nobody knows: its name holds words that are
      in no product name and not in the ontology's vocabulary ("the boiling point of
      Glorbium Nitrate": ``missing`` names it).
@@ -136,7 +137,8 @@ class OfflineRouter:
                     ),
                     missing=(unknown,),
                 )
-            if not a.properties and not _known_words(question, scope):
+            about_scope = scope.scoped and 0 < len(scope.doc_ids) <= SCOPE_AS_SUBJECT
+            if not a.properties and not _known_words(question, scope, scoped=about_scope):
                 return _direct(question, "out_of_scope", _UNRELATED)
             if scope.scoped and 0 < len(scope.doc_ids) <= SCOPE_AS_SUBJECT:
                 a = _about_scope(a, scope)
@@ -191,9 +193,15 @@ def _about_scope(a: QuestionAnalysis, scope: ScopeView) -> QuestionAnalysis:
     return replace(redone, question=a.question, products=products, search=a.question)
 
 
-def _known_words(question: str, scope: ScopeView) -> bool:
-    """Whether any content word of the question is one the scope or ontology knows."""
+def _known_words(question: str, scope: ScopeView, *, scoped: bool = False) -> bool:
+    """Whether any content word of the question is one the scope or ontology knows.
+
+    A question scoped to a few documents is about them whatever its words, as long as it
+    has words at all ("What is 2 + 2?" has none).
+    """
     words = _content_words(question)
+    if scoped:
+        return bool(words)
     return bool(words & (_ontology_words(scope.ontology) | _product_words(scope)))
 
 

@@ -32,7 +32,7 @@ from hybrid_rag.ask.compose import AnswerComposer, Synthesis
 from hybrid_rag.ask.kg import KGResult, run_kg_chain
 from hybrid_rag.ask.linking import ProductIndex
 from hybrid_rag.ask.vector import VectorResult, run_vector_chain, with_section_passages
-from hybrid_rag.errors import DocumentNotFoundError, InputError
+from hybrid_rag.errors import DocumentNotFoundError, InputError, StoreLockedError
 from hybrid_rag.models import Abstention, Answer, AskMode, ChainError, ChatMessage, Usage
 from hybrid_rag.protocols import (
     Catalog,
@@ -231,6 +231,9 @@ class Supervisor:
         facts = kg.facts if kg else []
         passages = vec.passages if vec else []
         errors = [*(kg.errors if kg else []), *(vec.errors if vec else [])]
+        for e in errors:  # another writer holds a store: say so at once, never "not stated"
+            if e.kind == "StoreLockedError":
+                raise StoreLockedError(f"{e.chain} chain: {e.message}")
         usage = (kg.usage if kg else Usage()) + (vec.usage if vec else Usage())
         composer = self.parts.composer
         composed = composer.extractive(a, facts, passages)
@@ -253,6 +256,12 @@ class Supervisor:
             else:
                 errors.append(synth)
         found = bool(facts or passages)
+        broken = [e for e in errors if e.kind.endswith("StoreError")]
+        abstention = _abstention(composed.abstention, found=found, text=text, llm=generation)
+        if broken and abstention in ("not_stated", "not_in_documents"):
+            chains = " and ".join(sorted({e.chain for e in broken}))
+            text, abstention = f"No answer: the {chains} store could not be read.", "store_error"
+            found = True  # the sentence stands; facts and passages are whatever was read
         return Answer(
             question=a.question,
             text=text if found else None,
@@ -266,7 +275,7 @@ class Supervisor:
             usage=usage,
             scope=scope,
             citations=citations,
-            abstention=_abstention(composed.abstention, found=found, text=text, llm=generation),
+            abstention=abstention,
         )
 
 

@@ -291,9 +291,15 @@ class IngestPipeline:
                 if progress is not None:
                     progress(rep)
 
-            async with anyio.create_task_group() as tg:
-                for i, (src, name) in enumerate(items):
-                    tg.start_soon(one, i, src, name)
+            try:
+                async with anyio.create_task_group() as tg:
+                    for i, (src, name) in enumerate(items):
+                        tg.start_soon(one, i, src, name)
+            except BaseExceptionGroup as group:  # raise_errors: the document's own error
+                first = _unwrap(group)
+                if isinstance(first, HybridRAGError):
+                    raise first from group
+                raise
         return [r for r in results if r is not None]
 
     async def _one_of_many(
@@ -454,7 +460,7 @@ def expand_sources(
     """Items of a batch: folders expanded (recursively), ``(name, bytes)`` pairs split."""
     from hybrid_rag.ingest.load import iter_files
 
-    if isinstance(sources, (str, bytes, os.PathLike)):
+    if isinstance(sources, (str, bytes, os.PathLike)) or not isinstance(sources, Iterable):
         raise InputError("sources must be a list of paths, bytes or (name, bytes) pairs")
     items: list[tuple[Source, str | None]] = []
     for src in sources:

@@ -2,23 +2,48 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from hybrid_rag._vocab import DATA, HR, RDF_TYPE, RDFS_LABEL, SKOS_ALT
+from hybrid_rag.errors import InvalidDocIdError
 from hybrid_rag.rdf import Term, Triple, iri, literal
 
 if TYPE_CHECKING:
     from hybrid_rag.ingest.extract import ExtractedFact, Extraction
     from hybrid_rag.protocols import Ontology
 
-__all__ = ["build_triples", "product_iri"]
+__all__ = ["build_triples", "doc_local_name", "product_iri"]
 
 _T = iri(RDF_TYPE)
+_DOC_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+def doc_local_name(doc_id: str) -> str:
+    """An injective, HANA-safe encoding of a doc id: ``doc-`` + the id with ``_`` and ``.`` escaped.
+
+    Doc ids use ``[A-Za-z0-9_.-]``; HANA local names ``[A-Za-z][A-Za-z0-9_-]*``. Letters,
+    digits and ``-`` are kept, ``_`` becomes ``__`` and ``.`` becomes ``_d``, so ``_`` only
+    ever starts an escape and two different ids never share a name (``coll.a`` ->
+    ``doc-coll_da``, ``coll-a`` -> ``doc-coll-a``). Nothing is cut or hashed.
+
+    Raises:
+        InvalidDocIdError: ``doc_id`` does not match ``[A-Za-z0-9_.-]{1,128}``.
+    """
+    if not isinstance(doc_id, str) or not _DOC_ID.fullmatch(doc_id):
+        raise InvalidDocIdError(f"invalid doc id {doc_id!r}: expected [A-Za-z0-9_.-]{{1,128}}")
+    return "doc-" + doc_id.replace("_", "__").replace(".", "_d")
 
 
 def product_iri(doc_id: str, *, ontology: Ontology) -> str:
-    """The IRI of a document's product (HANA-safe local name)."""
-    return ontology.mint_iri(f"doc-{doc_id}", base=DATA) + "-product"
+    """The IRI of a document's product: ``DATA`` + :func:`doc_local_name` + ``-product``.
+
+    Injective in ``doc_id`` (fact IRIs append ``-fact-<n>``, so they are too). The
+    ontology's ``mint_iri`` is for labels, which may merge; ids must not, so it is not
+    used here. ``ontology`` is kept for the signature's stability.
+    """
+    del ontology
+    return DATA + doc_local_name(doc_id) + "-product"
 
 
 def build_triples(doc_id: str, extraction: Extraction, *, ontology: Ontology) -> list[Triple]:

@@ -11,6 +11,7 @@ from hybrid_rag._checks import check_doc_id, check_info
 from hybrid_rag.errors import StoreError
 from hybrid_rag.models import DocumentInfo
 from hybrid_rag.stores._closing import Closing
+from hybrid_rag.stores._lock import StoreLock
 
 __all__ = ["SqliteCatalog"]
 
@@ -36,6 +37,7 @@ class SqliteCatalog(Closing):
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._closed = False
+        self._file_lock = None if self._path is None else StoreLock(self._path, what="catalog")
 
     def __repr__(self) -> str:
         return f"SqliteCatalog(path={str(self._path) if self._path else None!r})"
@@ -48,11 +50,15 @@ class SqliteCatalog(Closing):
             if self._path is not None:
                 self._path.parent.mkdir(parents=True, exist_ok=True)
                 target = str(self._path)
+            if self._file_lock is not None:
+                self._file_lock.acquire()  # one writer per store: StoreLockedError at once
             try:
                 conn = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute(_SCHEMA)
             except sqlite3.Error as exc:
+                if self._file_lock is not None:
+                    self._file_lock.release()
                 raise StoreError(f"cannot open catalog {target}: {exc}") from exc
             self._conn = conn
         return self._conn
@@ -97,6 +103,8 @@ class SqliteCatalog(Closing):
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+            if self._file_lock is not None:
+                self._file_lock.release()
             self._closed = True
 
 

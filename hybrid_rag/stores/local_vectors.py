@@ -50,6 +50,7 @@ from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.models import Chunk
 from hybrid_rag.protocols import VectorHit
 from hybrid_rag.stores._closing import Closing
+from hybrid_rag.stores._lock import StoreLock
 from hybrid_rag.text import suffix_stem
 
 if TYPE_CHECKING:
@@ -260,6 +261,7 @@ class LocalVectorStore(Closing):
         self._bm25_saved = False  # the in-memory BM25 index is the one on disk
         self._bm25_disk_ok = False
         self._closed = False
+        self._file_lock = None if self._path is None else StoreLock(self._path, what="vector store")
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -277,6 +279,8 @@ class LocalVectorStore(Closing):
             self._save_bm25()
             self._db.close()
             self._db = None
+            if self._file_lock is not None:
+                self._file_lock.release()
 
     def _open(self) -> sqlite3.Connection:
         if self._closed:
@@ -290,10 +294,14 @@ class LocalVectorStore(Closing):
             except OSError as exc:
                 raise StoreError(f"cannot create vector store folder {self._path}: {exc}") from exc
             target = str(self._path / "chunks.sqlite3")
+        if self._file_lock is not None:
+            self._file_lock.acquire()  # one writer per store: StoreLockedError at once
         try:
             db = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
             db.executescript(_SCHEMA)
         except sqlite3.Error as exc:
+            if self._file_lock is not None:
+                self._file_lock.release()
             raise StoreError(f"cannot open vector store {target}: {exc}") from exc
         self._db = db
         self._load_state(db)

@@ -31,6 +31,7 @@ from hybrid_rag.errors import ConfigurationError, InvalidDocIdError, StoreError
 from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
 from hybrid_rag.sparql import validate_query
 from hybrid_rag.stores._closing import Closing
+from hybrid_rag.stores._lock import StoreLock
 
 if TYPE_CHECKING:
     from pyoxigraph import Store
@@ -76,6 +77,7 @@ class OxigraphGraphStore(Closing):
         self._graphs: set[str] | None = None  # named graphs of the database, lazily loaded
         self._store: Store | None = None
         self._closed = False
+        self._file_lock = None if self._path is None else StoreLock(self._path, what="graph store")
 
     def __repr__(self) -> str:
         where = "memory" if self._path is None else str(self._path)
@@ -97,9 +99,13 @@ class OxigraphGraphStore(Closing):
     def _open(self) -> Store:
         from pyoxigraph import Store
 
+        if self._file_lock is not None:
+            self._file_lock.acquire()  # one writer per store: StoreLockedError at once
         try:
             return Store(None if self._path is None else str(self._path))
         except OSError as exc:
+            if self._file_lock is not None:
+                self._file_lock.release()
             raise StoreError(f"cannot open oxigraph store at {self._path}: {exc}") from exc
 
     def close(self) -> None:
@@ -118,6 +124,8 @@ class OxigraphGraphStore(Closing):
             # now: reopening the same path in this process must work.
             del store
             gc.collect()
+            if self._file_lock is not None:
+                self._file_lock.release()
 
     # -- protocol ----------------------------------------------------------------------
 

@@ -1,17 +1,37 @@
-"""A GraphStore over any SPARQL 1.1 Protocol endpoint (Oxigraph server, Fuseki, GraphDB ...).
+"""A GraphStore over any SPARQL 1.1 Protocol endpoint (Oxigraph, Virtuoso, Fuseki, GraphDB ...).
 
-Needs ``httpx`` (``pip install "hybrid-rag[server]"``), imported on first use.
+Needs ``httpx`` (``pip install "hybrid-rag[server]"``), imported on first use. Tested in
+CI against a real ``oxigraph serve`` and a real Virtuoso 7.2 (Debian's
+``virtuoso-opensource``).
 
-Scope is enforced twice: the query is validated with the scoped graphs as the only
-graphs it may name (``FROM``/``FROM NAMED``/``GRAPH <iri>`` outside the scope is
-rejected), then its dataset is rewritten to exactly those graphs
-(:func:`~hybrid_rag.sparql.with_dataset`) AND sent as the protocol's
-``default-graph-uri``/``named-graph-uri`` parameters, which take precedence over the
-query text on conforming servers.
+Scope: the query is validated with the scoped graphs as the only graphs it may name
+(``FROM``/``FROM NAMED``/``GRAPH <iri>`` outside the scope is rejected), then its
+dataset is rewritten to exactly those graphs (``FROM <g>`` + ``FROM NAMED <g>`` for each,
+:func:`~hybrid_rag.sparql.with_dataset`). **That rewrite is what holds the scope**: the
+protocol's ``default-graph-uri``/``named-graph-uri`` parameters are sent too, but
+servers differ on them (Virtuoso ignores them when the query text names graphs, which
+the rewrite always does).
+
+Accounts: give the store a **read-only account for queries** and a separate one for
+updates (``auth`` and ``update_auth``), so that no query, whatever it slips past, can
+write. On Virtuoso the anonymous ``/sparql`` endpoint is read-only by default and
+``/sparql-auth`` takes Digest auth (``httpx.DigestAuth``) for updates::
+
+    SparqlHttpStore("http://kg:8890/sparql", "http://kg:8890/sparql-auth",
+                    update_auth=httpx.DigestAuth("writer", secret))
+
+Blank nodes are written as skolem IRIs (``urn:hybrid-rag:genid:<hash of graph and
+label>``): Virtuoso rejects blank nodes in ``INSERT DATA``, and a skolem IRI also keeps
+its identity across the requests of a batched write. They read back as IRIs.
 
 Writes: ``DROP SILENT GRAPH`` then ``INSERT DATA`` requests of at most
 ``max_request_bytes``. When they fit in one request, both go in that single request
 (atomic on servers that apply one request in one transaction, as Oxigraph does).
+
+Retries: only transient failures are retried (a connection that could not be made or
+broke, HTTP 429, 502, 503 and 504, honouring ``Retry-After`` up to 5 s). A timeout
+while the server runs a query, or any other error status (a 500 from a query the
+engine refuses), is raised at once as :class:`~hybrid_rag.errors.StoreError`.
 
 This module also holds the result parsers (SPARQL 1.1 JSON and XML results) and the
 update batching shared with :class:`~hybrid_rag.stores.hana.HanaGraphStore`.
@@ -19,13 +39,14 @@ update batching shared with :class:`~hybrid_rag.stores.hana.HanaGraphStore`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 from xml.etree import ElementTree
 
 from hybrid_rag import _vocab
@@ -35,6 +56,13 @@ from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
 from hybrid_rag.sparql import validate_query, with_dataset
 from hybrid_rag.stores._closing import Closing
 
+if TYPE_CHECKING:
+    import httpx
+
+    Auth: TypeAlias = httpx.Auth | tuple[str, str]
+else:
+    Auth: TypeAlias = Any
+
 __all__ = [
     "SparqlHttpStore",
     "count_query",
@@ -43,6 +71,7 @@ __all__ = [
     "parse_sparql_json",
     "parse_sparql_results",
     "parse_sparql_xml",
+    "skolemize",
 ]
 
 log = logging.getLogger("hybrid_rag.sparql_http")
@@ -53,6 +82,9 @@ _LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 _RES = "{http://www.w3.org/2005/sparql-results#}"
 _INSTALL = 'SparqlHttpStore needs httpx: pip install "hybrid-rag[server]"'
 LIST_GRAPHS = "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
+GENID = "urn:hybrid-rag:genid:"
+_TRANSIENT_STATUS = frozenset({429, 502, 503, 504})
+_MAX_RETRY_AFTER = 5.0
 
 
 # -- shared helpers --------------------------------------------------------------------
@@ -103,6 +135,27 @@ def _has_bnode(triple: Triple) -> bool:
     return any(isinstance(t, Term) and t.kind == "bnode" for t in triple)
 
 
+def skolemize(graph: str, triples: Sequence[Triple]) -> list[Triple]:
+    """``triples`` with every blank node replaced by a skolem IRI unique to ``graph``.
+
+    The IRI is ``urn:hybrid-rag:genid:`` + a hash of the graph IRI and the node's label,
+    so one label is one node within a document and never shared between documents.
+    """
+
+    def term(t: Term) -> Term:
+        if not isinstance(t, Term) or t.kind != "bnode":
+            return t
+        digest = hashlib.blake2b(f"{graph}\x00{t.value}".encode(), digest_size=16).hexdigest()
+        return Term(GENID + digest, "iri")
+
+    out: list[Triple] = []
+    for triple in triples:
+        if isinstance(triple, tuple) and len(triple) == 3 and _has_bnode(triple):
+            triple = (term(triple[0]), term(triple[1]), term(triple[2]))
+        out.append(triple)  # malformed ones are reported by triple_n3
+    return out
+
+
 def count_query(graph: str) -> str:
     """A query counting the triples of one named graph (its dataset set by FROM NAMED)."""
     g = Term(graph, "iri").n3()
@@ -123,8 +176,16 @@ def drop_update(graph: str) -> str:
 def parse_sparql_results(body: str | bytes, content_type: str) -> SparqlResult:
     """Parse SPARQL 1.1 results (JSON or XML, chosen by ``content_type``)."""
     if "xml" in content_type.lower():
-        return parse_sparql_xml(body)
-    return parse_sparql_json(body)
+        return _ask_as_boolean(parse_sparql_xml(body))
+    return _ask_as_boolean(parse_sparql_json(body))
+
+
+def _ask_as_boolean(result: SparqlResult) -> SparqlResult:
+    """Virtuoso 7 answers an ASK as one row binding ``__ASK_RETVAL`` to 1 or 0."""
+    if result.variables != ("__ASK_RETVAL",):
+        return result
+    values = [row["__ASK_RETVAL"].value for row in result.rows if "__ASK_RETVAL" in row]
+    return SparqlResult(boolean=any(v not in ("0", "false") for v in values))
 
 
 def parse_sparql_json(body: str | bytes) -> SparqlResult:
@@ -214,8 +275,14 @@ class SparqlHttpStore(Closing):
         username: HTTP basic auth user (with ``password``).
         password: HTTP basic auth password; never in ``repr`` or logs.
         bearer_token: Sent as ``Authorization: Bearer ...`` instead of basic auth.
+        auth: Any ``httpx.Auth`` (``httpx.DigestAuth(...)``, a custom token flow) or a
+            ``(user, password)`` basic-auth pair, for every request; instead of
+            ``username``/``password``/``bearer_token``. Prefer a read-only account.
+        update_auth: Credentials for ``update_url`` only (same forms as ``auth``);
+            default: those of the queries.
         timeout: Seconds per request (connect, read, write).
-        retries: Extra attempts after a timeout, a connection error or a 5xx answer.
+        retries: Extra attempts after a transient failure (connection error, HTTP
+            429/502/503/504); other errors are raised at once.
         max_request_bytes: Upper bound of one ``INSERT DATA`` request.
 
     Example:
@@ -232,27 +299,37 @@ class SparqlHttpStore(Closing):
         username: str | None = None,
         password: str | None = None,
         bearer_token: str | None = None,
+        auth: Auth | None = None,
+        update_auth: Auth | None = None,
         timeout: float = 30.0,
         retries: int = 2,
         max_request_bytes: int = 1_000_000,
     ) -> None:
         if bearer_token and (username or password):
             raise ConfigurationError("give either username/password or bearer_token, not both")
+        if auth is not None and (bearer_token or username or password):
+            raise ConfigurationError("give either auth or username/password/bearer_token")
         if timeout <= 0 or retries < 0 or max_request_bytes < 1024:
             raise ConfigurationError("timeout > 0, retries >= 0, max_request_bytes >= 1024")
         self.query_url = query_url
         self.update_url = update_url or query_url
         self._graph_base = check_graph_base(graph_base)
-        self._auth = (username or "", password or "") if username or password else None
+        basic = (username or "", password or "") if username or password else None
+        self._auth: Any = auth if auth is not None else basic
         self._bearer = bearer_token
+        self._update_auth: Any = update_auth
         self._timeout, self._retries, self._max_bytes = timeout, retries, max_request_bytes
         self._lock = threading.Lock()
         self._client: Any = None
         self._closed = False
 
     def __repr__(self) -> str:
-        auth = "basic" if self._auth else "bearer" if self._bearer else None
-        return f"SparqlHttpStore({self.query_url!r}, {self.update_url!r}, auth={auth!r})"
+        auth = _auth_kind(self._auth) or ("bearer" if self._bearer else None)
+        update = _auth_kind(self._update_auth) or auth
+        return (
+            f"SparqlHttpStore({self.query_url!r}, {self.update_url!r}, auth={auth!r}, "
+            f"update_auth={update!r})"
+        )
 
     # -- http ------------------------------------------------------------------------
 
@@ -279,19 +356,26 @@ class SparqlHttpStore(Closing):
 
         client = self._http()
         headers = {"Accept": accept} if accept else {}
+        update = url == self.update_url and "update" in data
+        auth = self._update_auth if update and self._update_auth is not None else None
+        extra: dict[str, Any] = {"auth": auth} if auth is not None else {}
         for attempt in range(self._retries + 1):
             last = attempt == self._retries
             try:
-                response = client.post(url, data=data, headers=headers)
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                response = client.post(url, data=data, headers=headers, **extra)
+            except _transient_errors(httpx) as exc:
                 if last:
                     raise StoreError(f"SPARQL endpoint unreachable: {type(exc).__name__}") from None
                 log.warning("SPARQL request failed (%s); retrying", type(exc).__name__)
+                delay = min(0.2 * 2**attempt, 2.0)
+            except httpx.HTTPError as exc:  # a read timeout: the query is too slow
+                raise StoreError(f"SPARQL request failed: {type(exc).__name__}") from None
             else:
-                if response.status_code < 500 or last:
+                if response.status_code not in _TRANSIENT_STATUS or last:
                     return _checked(response)
                 log.warning("SPARQL endpoint answered %s; retrying", response.status_code)
-            time.sleep(min(0.2 * 2**attempt, 2.0))
+                delay = _retry_after(response, default=min(0.2 * 2**attempt, 2.0))
+            time.sleep(delay)
         raise StoreError("SPARQL request failed")  # pragma: no cover - loop always returns
 
     def _select(self, sparql: str, graphs: Sequence[str] | None) -> SparqlResult:
@@ -315,7 +399,9 @@ class SparqlHttpStore(Closing):
     def replace(self, doc_id: str, triples: Sequence[Triple]) -> int:
         """Make the document's graph hold exactly ``triples``; returns the triple count."""
         graph = self.graph_iri(doc_id)
-        inserts = insert_requests(graph, check_triples(triples), max_bytes=self._max_bytes)
+        inserts = insert_requests(
+            graph, skolemize(graph, check_triples(triples)), max_bytes=self._max_bytes
+        )
         if len(inserts) == 1:
             self._update(drop_update(graph) + " ;\n" + inserts[0])
         else:
@@ -354,6 +440,33 @@ class SparqlHttpStore(Closing):
             client, self._client, self._closed = self._client, None, True
         if client is not None:
             client.close()
+
+
+def _transient_errors(httpx: Any) -> tuple[type[Exception], ...]:
+    """Failures before the server could act on the request, or a broken connection."""
+    return (
+        httpx.ConnectError,
+        httpx.ConnectTimeout,
+        httpx.PoolTimeout,
+        httpx.RemoteProtocolError,
+        httpx.WriteError,
+    )
+
+
+def _retry_after(response: Any, *, default: float) -> float:
+    """Seconds to wait from a ``Retry-After`` header in seconds (capped), else ``default``."""
+    value = response.headers.get("retry-after", "")
+    try:
+        return min(max(float(value), 0.0), _MAX_RETRY_AFTER)
+    except ValueError:
+        return default
+
+
+def _auth_kind(auth: Any) -> str | None:
+    """A secret-free name of a credential (for ``repr``)."""
+    if auth is None:
+        return None
+    return "basic" if isinstance(auth, tuple) else type(auth).__name__
 
 
 def _checked(response: Any) -> Any:

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hybrid_rag._checks import check_text, check_texts
-from hybrid_rag.errors import ConfigurationError, StoreError
+from hybrid_rag.errors import ConfigurationError, InputError, StoreError
 from hybrid_rag.stores.hana._connection import (
     HanaConnectionPool,
     HanaSettings,
@@ -26,6 +26,7 @@ from hybrid_rag.stores.hana.vectors import _parse_vector
 __all__ = ["HanaInternalEmbedder"]
 
 F32 = npt.NDArray[np.float32]
+_KINDS = ("DOCUMENT", "QUERY")
 
 
 class HanaInternalEmbedder:
@@ -81,7 +82,15 @@ class HanaInternalEmbedder:
         return out
 
     def embed_sync(self, texts: Sequence[str], kind: Literal["DOCUMENT", "QUERY"]) -> F32:
-        """Blocking batch embedding in HANA."""
+        """Blocking batch embedding in HANA.
+
+        Raises:
+            InputError: ``kind`` is not ``"DOCUMENT"`` or ``"QUERY"`` (it is written into
+                the SQL text as a keyword, so nothing else may pass).
+            StoreError: HANA failed.
+        """
+        if kind not in _KINDS:
+            raise InputError(f"kind must be 'DOCUMENT' or 'QUERY', got {kind!r}")
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for start in range(0, len(texts), self._batch):
             batch = list(texts[start : start + self._batch])
@@ -89,6 +98,7 @@ class HanaInternalEmbedder:
         return out
 
     def _embed_batch(self, texts: list[str], kind: str) -> F32:
+        kind = _KINDS[_KINDS.index(kind)]  # the constant itself, never caller text
         one = f'SELECT ? AS "I", VECTOR_EMBEDDING(?, \'{kind}\', ?) AS "V" FROM DUMMY'
         sql = " UNION ALL ".join([one] * len(texts)) + ' ORDER BY "I"'
         params: list[Any] = []

@@ -1,0 +1,124 @@
+"""One writer per embedded store: an exclusive OS file lock taken when the store opens.
+
+The lock is ``filelock.FileLock`` (``flock`` on POSIX, ``msvcrt.locking`` on Windows),
+chosen over ``fcntl`` for Windows notebooks and over ``portalocker`` because it is the
+lock the Python packaging and Hugging Face stacks already install. An OS lock dies with
+its process, so a ``kill -9`` never leaves a stale lock behind.
+
+The lock is per *handle*, not per process: a second ``HybridRAG(path)`` in the same
+notebook is refused like another process, because two handles would each keep their own
+caches (vector slots, graph list) and overwrite each other's writes. Who holds the lock
+(pid, host, since when) is written next to it in ``<name>.lock.json`` so the error can
+say it; that file is only a message, the OS lock is the truth.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from hybrid_rag.errors import StoreError, StoreLockedError
+
+__all__ = ["StoreLock"]
+
+
+class StoreLock:
+    """An exclusive, non-blocking lock on one embedded store.
+
+    Args:
+        target: The store's file or folder; the lock is ``<target>.lock`` beside it.
+        what: Names the store in messages (``"vector store"``).
+
+    The constructor does no I/O. :meth:`acquire` raises at once when another handle
+    holds the lock; :meth:`release` is idempotent. Thread-safe, and the thread that
+    releases need not be the one that acquired (stores open and close in worker threads).
+    """
+
+    def __init__(self, target: Path, *, what: str) -> None:
+        self.path = target.with_name(target.name + ".lock")
+        self._info = target.with_name(target.name + ".lock.json")
+        self._what, self._target = what, target
+        self._mutex = threading.Lock()
+        self._held: Any = None
+
+    def __repr__(self) -> str:
+        return f"StoreLock({str(self.path)!r}, held={self._held is not None})"
+
+    def acquire(self) -> None:
+        """Take the lock for this handle, or raise at once.
+
+        Raises:
+            StoreLockedError: Another handle (this process or another) holds it; the
+                message names the holder's pid, host and start time.
+            StoreError: The lock file cannot be created (permissions, missing folder).
+        """
+        with self._mutex:
+            if self._held is not None:
+                return
+            from filelock import Timeout
+
+            lock = _file_lock(self.path)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                lock.acquire(blocking=False)
+            except Timeout:  # a TimeoutError, so before OSError
+                raise self._locked_error() from None
+            except OSError as exc:
+                raise StoreError(f"cannot lock {self._what} at {self.path}: {exc}") from exc
+            self._held = lock
+            self._write_info()
+
+    def release(self) -> None:
+        """Give the lock back; idempotent."""
+        with self._mutex:
+            lock, self._held = self._held, None
+        if lock is None:
+            return
+        with contextlib.suppress(OSError):  # only a message; the OS lock is what counts
+            self._info.unlink(missing_ok=True)
+        lock.release(force=True)
+
+    @property
+    def held(self) -> bool:
+        """Whether this handle holds the lock."""
+        return self._held is not None
+
+    def _write_info(self) -> None:
+        info = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "since": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        with contextlib.suppress(OSError):  # the lock holds without its description
+            self._info.write_text(json.dumps(info), encoding="utf-8")
+
+    def _locked_error(self) -> StoreLockedError:
+        try:
+            info = json.loads(self._info.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            info = {}
+        holder = info if isinstance(info, dict) else {}
+        pid, host, since = holder.get("pid"), holder.get("host"), holder.get("since")
+        who = f"pid {pid} on {host} since {since}" if pid else "another handle (holder unknown)"
+        same = pid == os.getpid() and host == socket.gethostname()
+        hint = " (this process: close the other handle first)" if same else ""
+        return StoreLockedError(
+            f"{self._what} at {self._target} is in use by {who}{hint}; "
+            "one writer per store: close the other HybridRAG or store handle",
+            path=str(self.path),
+            pid=pid if isinstance(pid, int) else None,
+            host=host if isinstance(host, str) else None,
+            since=since if isinstance(since, str) else None,
+        )
+
+
+def _file_lock(path: Path) -> Any:
+    from filelock import FileLock
+
+    return FileLock(str(path), thread_local=False)
