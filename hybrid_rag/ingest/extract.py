@@ -288,7 +288,8 @@ def _parse_temperature(value: str) -> tuple[float | None, str | None]:
 def _parse_number(value: str, unit: str | None) -> tuple[float | None, str | None]:
     if unit:
         esc = re.escape(unit).replace(r"\ ", r"\s*")
-        m = re.search(rf"(?<![\w.])({_NUM})\s*{esc}", value, re.IGNORECASE)
+        # a range before the unit ("3500 - 4700 mg/kg") keeps its lower bound
+        m = re.search(rf"(?<![\w.])({_NUM})(?:\s*[-–]\s*{_NUM})?\s*{esc}", value, re.IGNORECASE)
         if m:
             return _to_float(m.group(1)), unit
         if re.search(r"[A-Za-z%]", value.split("(")[0]) and unit not in ("%",):
