@@ -103,6 +103,7 @@ class _Compiled:
 _CACHE: dict[int, tuple[Ontology, _Compiled]] = {}
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_PROSE = re.compile(r"[.;:,]\s|[.:]\s*$|.{160}")
 
 
 def _compile(ontology: Ontology) -> _Compiled:
@@ -852,6 +853,9 @@ def _table_header(state: _State, line: str) -> list[str]:
     cols: list[str] = []
     ids: list[str] = []
     pos = 0
+    if _PROSE.search(line):  # a header row is a list of column names, not a sentence
+        state.ids = ids
+        return cols
     for m in state.comp.heads.finditer(line):
         if m.start() < pos:
             continue
