@@ -155,3 +155,16 @@ def test_find_headings() -> None:
         "SECTION 10: Stability",
         "Md",
     ]
+
+
+def test_a_sentence_wrapped_onto_a_line_is_no_heading() -> None:
+    text = (
+        "SECTION 7: Handling and storage\nAvoid contact. For protection see\n"
+        "Section 8. Smoking, eating, and drinking should be prohibited in the area.\n"
+        "Section 13, Disposal Considerations, for additional information.\n"
+        "SECTION 8. Exposure controls/personal protection\n"
+    )
+    assert [t for _, t in find_headings(text)] == [
+        "SECTION 7: Handling and storage",
+        "SECTION 8: Exposure controls/personal protection",
+    ]

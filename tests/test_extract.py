@@ -391,3 +391,11 @@ def test_toxicity_table_and_regulatory_lines(sections: Extraction) -> None:
     intl = _one(sections, "emergencyPhoneInternational")
     assert intl.value == "1-352-323-3500 INFOTRAC"
     assert "535-5053" in _one(sections, "emergencyPhone").value
+
+
+def test_a_range_before_the_unit_keeps_its_lower_bound() -> None:
+    assert parse_quantity("3500 - 4700 mg/kg (Rat)", kind="number", unit="mg/kg") == (
+        3500.0,
+        "mg/kg",
+    )
+    assert parse_quantity("617 mg/kg", kind="number", unit="mg/kg") == (617.0, "mg/kg")

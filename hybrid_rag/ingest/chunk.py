@@ -22,6 +22,9 @@ _SDS_HEADING = re.compile(
 )
 _MD_HEADING = re.compile(r"^#{1,6}[ \t]+([^\n]{1,120}?)[ \t#]*$", re.MULTILINE)
 _SUBSECTION = re.compile(r"^[ \t]*(\d{1,2})\.[ \t]?\d{1,2}\.?[ \t]+[A-Za-z]", re.MULTILINE)
+# "Section 8. Smoking, eating ..." / "Section 13, Disposal ..." wrapped inside running text:
+# a heading is "SECTION n ..." or "Section n: / - Title", never "Section n." or "Section n,"
+_IN_SENTENCE = re.compile(r"[ \t]*Section[ \t]*\d{1,2}[ \t]*[.,]")
 _SENTENCE_END = re.compile(r"[.!?;:][)\"'\]]?\s")
 _WS = re.compile(r"\s+")
 
@@ -30,9 +33,15 @@ def find_headings(text: str) -> list[tuple[int, str]]:
     """Section headings in ``text`` as ``(offset, title)`` pairs in text order.
 
     SDS headings are normalised to ``"SECTION 5: Firefighting measures"``; Markdown
-    headings give their text without the ``#`` marks.
+    headings give their text without the ``#`` marks. A title-case ``Section 8.`` or
+    ``Section 13,`` at a line start is a sentence wrapped onto the line (see section 8.
+    ...), not a heading.
     """
-    found = [(m.start(), _sds_title(m.group(1), m.group(2))) for m in _SDS_HEADING.finditer(text)]
+    found = [
+        (m.start(), _sds_title(m.group(1), m.group(2)))
+        for m in _SDS_HEADING.finditer(text)
+        if not _IN_SENTENCE.match(m.group(0))
+    ]
     found += [(m.start(), _WS.sub(" ", m.group(1)).strip()) for m in _MD_HEADING.finditer(text)]
     return sorted(found)
 

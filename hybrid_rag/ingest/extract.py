@@ -104,6 +104,7 @@ class _Compiled:
 _CACHE: dict[int, tuple[Ontology, _Compiled]] = {}
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_PROSE = re.compile(r"[.;:,]\s|[.:]\s*$|.{160}")
 
 
 def _compile(ontology: Ontology) -> _Compiled:
@@ -289,7 +290,8 @@ def _parse_temperature(value: str) -> tuple[float | None, str | None]:
 def _parse_number(value: str, unit: str | None) -> tuple[float | None, str | None]:
     if unit:
         esc = re.escape(unit).replace(r"\ ", r"\s*")
-        m = re.search(rf"(?<![\w.])({_NUM})\s*{esc}", value, re.IGNORECASE)
+        # a range before the unit ("3500 - 4700 mg/kg") keeps its lower bound
+        m = re.search(rf"(?<![\w.])({_NUM})(?:\s*[-–]\s*{_NUM})?\s*{esc}", value, re.IGNORECASE)
         if m:
             return _to_float(m.group(1)), unit
         if re.search(r"[A-Za-z%]", value.split("(")[0]) and unit not in ("%",):
@@ -852,6 +854,9 @@ def _table_header(state: _State, line: str) -> list[str]:
     cols: list[str] = []
     ids: list[str] = []
     pos = 0
+    if _PROSE.search(line):  # a header row is a list of column names, not a sentence
+        state.ids = ids
+        return cols
     for m in state.comp.heads.finditer(line):
         if m.start() < pos:
             continue
