@@ -31,6 +31,7 @@ from hybrid_rag.models import (
     ChainError,
     ChatMessage,
     DocumentInfo,
+    DocumentList,
     Evidence,
     Fact,
     IngestReport,
@@ -552,9 +553,9 @@ class HybridRAG(Closing):
         """Sync twin of :meth:`aforget`."""
         run_sync(lambda: self.aforget(doc_id))
 
-    def documents(self) -> list[DocumentInfo]:
-        """Catalog entries of every ingested document, ordered by id."""
-        return self.catalog.list()
+    def documents(self) -> DocumentList:
+        """Catalog entries of every ingested document, ordered by id (a ``list``)."""
+        return DocumentList(self.catalog.list())
 
     # --- ask ----------------------------------------------------------------------------------
 

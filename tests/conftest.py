@@ -54,3 +54,21 @@ def corpus() -> Path:
     if not (CORPUS / "laballey").is_dir():
         pytest.skip(f"SDS corpus not found at {CORPUS} (it lives in ../shared, outside the repo)")
     return CORPUS
+
+
+@pytest.fixture(scope="session")
+def sample_paths(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The shipped sample sheets written as PDFs (always present)."""
+    from hybrid_rag.samples import sample_pdfs
+
+    return sample_pdfs(tmp_path_factory.mktemp("sample-sheets"))
+
+
+@pytest.fixture(scope="module")
+def sample_rag(sample_paths: list[Path]) -> Iterator[Any]:
+    """An in-memory HybridRAG (hashing embedder) holding the sample sheets; read-only use."""
+    from hybrid_rag import HybridRAG
+
+    with HybridRAG(embedder="hashing") as rag:
+        rag.ingest_many(sample_paths)
+        yield rag

@@ -29,6 +29,7 @@ EXPECTED_ALL = {
     "ConfigurationError",
     "DocumentError",
     "DocumentInfo",
+    "DocumentList",
     "DocumentNotFoundError",
     "Embedder",
     "EmptyDocumentError",
