@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from hybrid_rag.models import Answer, DocumentInfo, Evidence, IngestReport, Usage
 
 __all__ = [
+    "answer_citations",
     "answer_html",
     "answer_repr",
     "documents_html",
@@ -64,7 +65,8 @@ def _timings_line(timings: Mapping[str, float]) -> str:
     return ", ".join(f"{k.removesuffix('_ms')} {v:.1f} ms" for k, v in timings.items())
 
 
-def _citations(answer: Answer) -> list[Evidence]:
+def answer_citations(answer: Answer) -> list[Evidence]:
+    """The answer's citations; for answers without them, the evidence of its facts."""
     if answer.citations:
         return list(answer.citations)
     return list(dict.fromkeys(f.evidence for f in answer.facts))
@@ -81,7 +83,7 @@ def answer_html(answer: Answer) -> str:
         f"{escape(answer.mode)} · generation: {escape(answer.generation)} · "
         f"scope: {escape(scope)}</p>",
     ]
-    cites = _citations(answer)
+    cites = answer_citations(answer)
     if cites:
         parts.append(
             _table(("document", "page", "quote"), ((c.doc_id, c.page, c.quote) for c in cites))

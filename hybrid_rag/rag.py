@@ -41,11 +41,14 @@ from hybrid_rag.models import (
 from hybrid_rag.stores._closing import Closing
 
 if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+
     from hybrid_rag.ask.analysis import QuestionAnalysis
     from hybrid_rag.ask.kg import KGResult
     from hybrid_rag.ask.linking import ProductIndex
     from hybrid_rag.ask.vector import VectorResult
     from hybrid_rag.ingest.pipeline import Prepared
+    from hybrid_rag.integrations.langchain import HybridRAGRetriever
     from hybrid_rag.protocols import (
         Catalog,
         Embedder,
@@ -807,6 +810,26 @@ class HybridRAG(Closing):
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+    def as_retriever(
+        self, *, mode: Mode = "hybrid", docs: Sequence[str] | None = None, k: int = 4
+    ) -> HybridRAGRetriever:
+        """A LangChain retriever; see :func:`hybrid_rag.integrations.langchain.as_retriever`."""
+        from hybrid_rag.integrations.langchain import as_retriever
+
+        return as_retriever(self, mode=mode, docs=docs, k=k)
+
+    def as_tool(
+        self,
+        *,
+        name: str = "search_documents",
+        mode: Mode = "hybrid",
+        docs: Sequence[str] | None = None,
+    ) -> BaseTool:
+        """A LangChain agent tool; see :func:`hybrid_rag.integrations.langchain.as_tool`."""
+        from hybrid_rag.integrations.langchain import as_tool
+
+        return as_tool(self, name=name, mode=mode, docs=docs)
 
 
 def _check_question(question: str, mode: str) -> str:
