@@ -15,9 +15,12 @@ if TYPE_CHECKING:
     from hybrid_rag.models import Answer, DocumentInfo, Evidence, IngestReport, Usage
 
 __all__ = [
+    "NO_ANSWER",
     "answer_citations",
     "answer_html",
     "answer_repr",
+    "citations_block",
+    "cited_text",
     "documents_html",
     "documents_repr",
     "report_html",
@@ -70,6 +73,22 @@ def answer_citations(answer: Answer) -> list[Evidence]:
     if answer.citations:
         return list(answer.citations)
     return list(dict.fromkeys(f.evidence for f in answer.facts))
+
+
+NO_ANSWER = "The documents in scope do not answer this question."
+
+
+def citations_block(answer: Answer) -> str:
+    """``Citations:`` and one numbered line per citation; ``""`` when there are none."""
+    cites = answer_citations(answer)
+    lines = [f'[{i}] {c.doc_id}, page {c.page}: "{c.quote}"' for i, c in enumerate(cites, 1)]
+    return "\n".join(["Citations:", *lines]) if lines else ""
+
+
+def cited_text(answer: Answer) -> str:
+    """The answer text (or :data:`NO_ANSWER`) followed by its numbered citations."""
+    block = citations_block(answer)
+    return (answer.text or NO_ANSWER) + (f"\n\n{block}" if block else "")
 
 
 def answer_html(answer: Answer) -> str:

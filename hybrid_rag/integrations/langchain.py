@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from hybrid_rag._display import answer_citations
+from hybrid_rag._display import cited_text
 from hybrid_rag._sync import run_sync
 
 try:
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from hybrid_rag.models import Answer
     from hybrid_rag.rag import HybridRAG
 
-__all__ = ["HybridRAGRetriever", "answer_documents", "as_retriever", "as_tool", "cited_text"]
+__all__ = ["HybridRAGRetriever", "answer_documents", "as_retriever", "as_tool"]
 
 Mode = Literal["hybrid", "kg", "vector"]
 
@@ -142,14 +142,6 @@ def as_retriever(
     return HybridRAGRetriever(rag=rag, mode=mode, docs=None if docs is None else list(docs), k=k)
 
 
-def cited_text(answer: Answer) -> str:
-    """The answer text followed by numbered citations, one per line."""
-    text = answer.text or "The documents in scope do not answer this question."
-    cites = answer_citations(answer)
-    lines = [f'[{i}] {c.doc_id}, page {c.page}: "{c.quote}"' for i, c in enumerate(cites, 1)]
-    return "\n".join([text, *(["Citations:", *lines] if lines else [])])
-
-
 class _Question(BaseModel):
     question: str = Field(description="A self-contained question about the documents.")
 
@@ -172,7 +164,8 @@ def as_tool(
         docs: document ids in scope; ``None`` for all.
 
     Returns:
-        A ``StructuredTool`` taking ``question`` and returning :func:`cited_text`.
+        A ``StructuredTool`` taking ``question`` and returning the answer text followed by
+        ``Citations:`` and one numbered line per citation (document, page, quote).
     """
     scope = None if docs is None else list(docs)
 
