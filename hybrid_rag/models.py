@@ -158,6 +158,8 @@ class Answer(_Model):
     def __repr__(self) -> str:
         return _display.answer_repr(self)
 
+    __str__ = __repr__
+
     def _repr_html_(self) -> str:
         """Jupyter view: the answer, citations, then facts, passages and SPARQL folded."""
         return _display.answer_html(self)
@@ -191,6 +193,8 @@ class IngestReport(_Model):
 
     def __repr__(self) -> str:
         return _display.report_repr(self)
+
+    __str__ = __repr__
 
     def _repr_html_(self) -> str:
         """Jupyter view: status, counts, warnings, timings and usage."""

@@ -34,6 +34,7 @@ def test_repr_is_short(sample_rag: HybridRAG) -> None:
     assert len(ans.model_dump_json()) > 1000
     text = repr(ans)
     assert text.startswith("Answer(") and len(text) < 300 and "facts=" in text
+    assert str(ans) == text
     docs = sample_rag.documents()
     assert isinstance(docs, list) and isinstance(docs, DocumentList) and len(docs) == 3
     assert repr(docs).startswith("DocumentList(3 documents: ")
