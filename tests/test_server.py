@@ -240,3 +240,38 @@ async def test_unexpected_errors_are_500_json_and_the_app_goes_on() -> None:
                 "type": "RuntimeError",
             }
         assert (await c.get("/documents")).status_code == 500
+
+
+@pytest.mark.asyncio
+async def test_chat_stream_without_an_answer_says_so(client: httpx.AsyncClient) -> None:
+    body = {
+        "messages": [{"role": "user", "content": "What is the boiling point of Unobtainium X?"}],
+        "mode": "kg",
+        "docs": ["demoline-glass-cleaner"],
+        "stream": True,
+    }
+    plain = (
+        await client.post(
+            "/ask",
+            json={"question": body["messages"][0]["content"], "mode": "kg", "docs": body["docs"]},
+        )
+    ).json()
+    r = await client.post("/v1/chat/completions", json=body)
+    parsed = [json.loads(d) for _, d in _events(r.text)[:-1]]
+    streamed = "".join(p["choices"][0]["delta"].get("content", "") for p in parsed)
+    assert plain["text"] is None  # the glass cleaner's sheet has no boiling point of X
+    assert streamed == "The documents in scope do not answer this question."
+    assert parsed[-1]["choices"][0]["finish_reason"] == "stop"
+
+
+def test_missing_extra_names_the_install_line() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['fastapi'] = None\n"
+        "try:\n    import hybrid_rag.server\n"
+        "except ImportError as e:\n    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "pip install 'hybrid-rag[server]'" in out.stdout and "fastapi" in out.stdout
