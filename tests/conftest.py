@@ -72,3 +72,16 @@ def sample_rag(sample_paths: list[Path]) -> Iterator[Any]:
     with HybridRAG(embedder="hashing") as rag:
         rag.ingest_many(sample_paths)
         yield rag
+
+
+def import_error_without(module: str, blocked: str) -> str:
+    """The ImportError message of ``import module`` in a fresh interpreter lacking ``blocked``."""
+    import subprocess
+    import sys
+
+    code = (
+        f"import sys; sys.modules[{blocked!r}] = None\n"
+        f"try:\n    import {module}\nexcept ImportError as e:\n    print(e)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return run.stdout

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +10,7 @@ import pytest
 pytest.importorskip("langchain_core", reason="needs the [langchain] extra")
 pytest.importorskip("langchain_tests", reason="needs langchain-tests ([dev] extra)")
 
+from conftest import import_error_without
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.output_parsers import StrOutputParser
@@ -118,10 +117,5 @@ def test_lcel_chain_with_a_fake_chat_model(sample_rag: HybridRAG) -> None:
 
 
 def test_missing_extra_names_the_install_line() -> None:
-    code = (
-        "import sys; sys.modules['langchain_core'] = None\n"
-        "try:\n    import hybrid_rag.integrations.langchain\n"
-        "except ImportError as e:\n    print(e)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "pip install 'hybrid-rag[langchain]'" in out.stdout
+    message = import_error_without("hybrid_rag.integrations.langchain", blocked="langchain_core")
+    assert "pip install 'hybrid-rag[langchain]'" in message

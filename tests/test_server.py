@@ -14,6 +14,7 @@ pytest.importorskip("fastapi", reason="needs the [server] extra")
 
 import httpx
 import pytest_asyncio
+from conftest import import_error_without
 
 from hybrid_rag import HybridRAG
 from hybrid_rag.server import create_app
@@ -265,13 +266,5 @@ async def test_chat_stream_without_an_answer_says_so(client: httpx.AsyncClient) 
 
 
 def test_missing_extra_names_the_install_line() -> None:
-    import subprocess
-    import sys
-
-    code = (
-        "import sys; sys.modules['fastapi'] = None\n"
-        "try:\n    import hybrid_rag.server\n"
-        "except ImportError as e:\n    print(e)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "pip install 'hybrid-rag[server]'" in out.stdout and "fastapi" in out.stdout
+    message = import_error_without("hybrid_rag.server", blocked="fastapi")
+    assert "pip install 'hybrid-rag[server]'" in message and "fastapi" in message
