@@ -35,6 +35,7 @@ __all__ = [
     "eval_table",
     "failures_table",
     "ingest_summary",
+    "report_view",
 ]
 
 _STATUSES = ("ingested", "replaced", "skipped", "failed")
@@ -150,6 +151,21 @@ def failures_table(reports: Sequence[IngestReport]) -> Table | None:
     table.add_column("reason")
     for r in failed:
         table.add_row(Text(r.source), Text(r.error or "unknown error"))
+    return table
+
+
+def report_view(report: IngestReport) -> Table:
+    """One ingest as a two-column table (the ``rich`` view of :class:`IngestReport`)."""
+    table = Table(title=f"Ingest {report.status}", title_justify="left", show_header=False)
+    table.add_column("field", style="dim")
+    table.add_column("value", overflow="fold")
+    counts = f"{report.pages} pages · {report.chunks} chunks · {report.triples} triples"
+    for key, value in (("document", report.doc_id), ("source", report.source), ("counts", counts)):
+        table.add_row(key, Text(value))
+    for w in report.warnings:
+        table.add_row("warning", Text(w, style="yellow"))
+    if report.error:
+        table.add_row("error", Text(report.error, style="red"))
     return table
 
 

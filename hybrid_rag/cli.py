@@ -1,4 +1,4 @@
-"""The ``hybrid-rag`` command: ingest, ask, docs, forget, demo and eval.
+"""The ``hybrid-rag`` command: ingest, ask, docs, forget, demo, eval and serve.
 
 Imported only by the console script (``hybrid-rag = "hybrid_rag.cli:main"``), never by
 ``import hybrid_rag``, so typer and rich stay out of the library's import time.
@@ -33,6 +33,7 @@ from hybrid_rag._cli_render import (
     failures_table,
     ingest_summary,
 )
+from hybrid_rag._display import cited_text
 from hybrid_rag.errors import (
     ConfigurationError,
     DocumentError,
@@ -45,7 +46,7 @@ from hybrid_rag.evaluation import summarise
 from hybrid_rag.models import IngestReport
 from hybrid_rag.rag import HybridRAG
 
-__all__ = ["DEFAULT_STORE", "app", "demo", "main"]
+__all__ = ["DEFAULT_STORE", "app", "demo", "main", "serve"]
 
 DEFAULT_STORE = Path(".hybrid_rag")
 """The persistent store the commands (and ``examples/quickstart.py``) use by default."""
@@ -200,16 +201,51 @@ def _record(store: Path | None, name: str) -> None:
         (store / _EMBEDDER_FILE).write_text(json.dumps({"embedder": name}), encoding="utf-8")
 
 
+def _say(message: str) -> None:
+    """One dim line on stderr (stdout stays clean for --json and --brief)."""
+    Console(stderr=True, highlight=False).print(Text(message, style="dim"), soft_wrap=True)
+
+
 def _open(store: Path | None, embedder: EmbedderName | None, *, record: bool = False) -> HybridRAG:
+    """The store's HybridRAG, with HANA stores and an LLM when ``from_env`` settings say so."""
+    from hybrid_rag.config import resolve_components
+
+    parts = resolve_components()
+    if parts.graph is not None or not isinstance(parts.embedder, str):
+        _say(f"using {parts.description} (from the environment)")
+        return HybridRAG(
+            store,
+            graph=parts.graph,
+            vectors=parts.vectors,
+            catalog=parts.catalog,
+            embedder=parts.embedder,
+            llm=parts.llm,
+        )
+    if embedder is None and parts.embedder in EmbedderName.__members__ and parts.embedder != "auto":
+        embedder = EmbedderName(parts.embedder)
     name = _embedder_for(store, embedder)
     if record:
         _record(store, name)
-    return HybridRAG(store, embedder=name)
+    llm = parts.description.rsplit("llm=", 1)[-1]
+    _say(f"using embedded stores under {store or 'memory'}, embedder={name}, llm={llm}")
+    return HybridRAG(store, embedder=name, llm=parts.llm)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from hybrid_rag import __version__
+
+        sys.stdout.write(f"hybrid-rag {__version__}\n")
+        raise typer.Exit()
 
 
 @app.callback()
 def _root(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks and debug logs.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
 ) -> None:
     """Agentic hybrid RAG over a knowledge graph and text chunks, with page citations."""
     _state["debug"] = debug or os.environ.get("HYBRID_RAG_DEBUG", "") not in ("", "0")
@@ -335,6 +371,9 @@ def ask(
     ] = None,
     mode: Annotated[AskMode, typer.Option("--mode", help="Which chains answer.")] = AskMode.hybrid,
     as_json: Annotated[bool, typer.Option("--json", help="Print the Answer as JSON.")] = False,
+    brief: Annotated[
+        bool, typer.Option("--brief", help="Print only the answer and its citations.")
+    ] = False,
     top_k: Annotated[
         int | None, typer.Option("--top-k", min=1, help="Passages from the vector chain.")
     ] = None,
@@ -349,6 +388,8 @@ def ask(
             answer = rag.ask(question, docs=scope, mode=mode.value, top_k=top_k)
         if as_json:
             sys.stdout.write(answer.model_dump_json(indent=2) + "\n")
+        elif brief:
+            sys.stdout.write(cited_text(answer) + "\n")
         else:
             Console(highlight=False).print(answer_view(answer))
 
@@ -441,6 +482,11 @@ def demo(
     """
     out = console or Console(highlight=False)
     paths, questions = demo_documents(corpus)
+    if corpus is not None and not paths[0].is_relative_to(corpus):
+        _say(
+            f"warning: no demo sheets under {corpus / 'laballey'}; "
+            "using the sample sheets shipped with the library"
+        )
     with HybridRAG(store, embedder=embedder) as rag:
         for r in rag.ingest_many(paths):
             out.print(Text(_demo_line(r)))
@@ -468,6 +514,37 @@ def demo_cmd(
         name = _embedder_for(store, embedder)
         _record(store, name)
         demo(store, corpus=corpus, embedder=name)
+
+
+# --- serve ---------------------------------------------------------------------------------
+
+
+@app.command()
+def serve(
+    store: StoreOpt = DEFAULT_STORE,
+    host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port.")] = 8000,
+    max_upload_mb: Annotated[
+        int, typer.Option("--max-upload-mb", min=1, help="Largest request body accepted.")
+    ] = 50,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Run the HTTP service over a store (needs the [server] extra; see docs/guides/service.md).
+
+    API keys come from HYBRID_RAG_API_KEYS (comma-separated); without it the service is open.
+    """
+    with _guard():
+        from hybrid_rag.server import API_KEYS_ENV, create_app
+
+        try:
+            import uvicorn
+        except ImportError as exc:
+            raise ImportError("uvicorn is missing: pip install 'hybrid-rag[server]'") from exc
+        with _open(store, embedder, record=True) as rag:
+            app_ = create_app(rag, max_upload_bytes=max_upload_mb * 2**20)
+            auth = "API keys required" if os.environ.get(API_KEYS_ENV) else "no API keys (open)"
+            _say(f"serving on http://{host}:{port} ({auth})")
+            uvicorn.run(app_, host=host, port=port, log_level="warning")
 
 
 # --- eval ----------------------------------------------------------------------------------

@@ -7,9 +7,14 @@ All models are immutable (``frozen``) and round-trip through JSON
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from hybrid_rag import _display
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 __all__ = [
     "Answer",
@@ -18,6 +23,7 @@ __all__ = [
     "Chunk",
     "Completion",
     "DocumentInfo",
+    "DocumentList",
     "Evidence",
     "Fact",
     "IngestReport",
@@ -177,6 +183,21 @@ class Answer(_Model):
     citations: list[Evidence] = Field(default_factory=list)
     abstention: Abstention | None = None
 
+    def __repr__(self) -> str:
+        return _display.answer_repr(self)
+
+    __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        """Jupyter view: the answer, citations, then facts, passages and SPARQL folded."""
+        return _display.answer_html(self)
+
+    def __rich__(self) -> RenderableType:
+        """Terminal view for :mod:`rich` (``rich.print(answer)``)."""
+        from hybrid_rag._cli_render import answer_view
+
+        return answer_view(self)
+
 
 class IngestReport(_Model):
     """What one ingest did. ``timings`` are milliseconds per stage.
@@ -198,6 +219,21 @@ class IngestReport(_Model):
     usage: Usage = Field(default_factory=Usage)
     error: str | None = None
 
+    def __repr__(self) -> str:
+        return _display.report_repr(self)
+
+    __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        """Jupyter view: status, counts, warnings, timings and usage."""
+        return _display.report_html(self)
+
+    def __rich__(self) -> RenderableType:
+        """Terminal view for :mod:`rich`."""
+        from hybrid_rag._cli_render import report_view
+
+        return report_view(self)
+
 
 class DocumentInfo(_Model):
     """A catalog entry: one ingested document."""
@@ -212,6 +248,24 @@ class DocumentInfo(_Model):
     aliases: list[str] = Field(default_factory=list)
     created_at: datetime
     updated_at: datetime
+
+
+class DocumentList(list[DocumentInfo]):
+    """What :meth:`HybridRAG.documents` returns: a plain ``list`` of :class:`DocumentInfo`
+    that also renders as a table in Jupyter and in :mod:`rich`."""
+
+    def __repr__(self) -> str:
+        return _display.documents_repr(self)
+
+    def _repr_html_(self) -> str:
+        """Jupyter view: one row per document."""
+        return _display.documents_html(self)
+
+    def __rich__(self) -> RenderableType:
+        """Terminal view for :mod:`rich`."""
+        from hybrid_rag._cli_render import documents_table
+
+        return documents_table(self)
 
 
 class ChatMessage(_Model):

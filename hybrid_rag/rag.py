@@ -20,13 +20,16 @@ from hybrid_rag._store_meta import read_embedder, record_embedder
 from hybrid_rag._sync import run_sync
 from hybrid_rag._workers import Workers
 from hybrid_rag.errors import ConfigurationError, HybridRAGError, InputError
-from hybrid_rag.models import Answer, AskMode, DocumentInfo, IngestReport
+from hybrid_rag.models import Answer, AskMode, DocumentList, IngestReport
 from hybrid_rag.stores._closing import Closing
 
 if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+
     from hybrid_rag.ask.compose import AnswerComposer
     from hybrid_rag.ask.supervisor import AskParts, History, ProductIndexCache
     from hybrid_rag.ingest.pipeline import DocLocks, IngestParts, IngestPipeline, Source
+    from hybrid_rag.integrations.langchain import HybridRAGRetriever
     from hybrid_rag.protocols import (
         Catalog,
         Embedder,
@@ -536,18 +539,18 @@ class HybridRAG(Closing):
 
         return IngestPipeline(self._ingest_parts())
 
-    def documents(self) -> list[DocumentInfo]:
-        """Catalog entries of every ingested document, ordered by id.
+    def documents(self) -> DocumentList:
+        """Catalog entries of every ingested document, ordered by id (a ``list``).
 
         Example:
             >>> [d.doc_id for d in rag.documents()]               # doctest: +SKIP
             ['acetone', 'ethanol']
         """
-        return self.catalog.list()
+        return DocumentList(self.catalog.list())
 
-    async def adocuments(self) -> list[DocumentInfo]:
+    async def adocuments(self) -> DocumentList:
         """Async twin of :meth:`documents`."""
-        return await self._workers.run(self.catalog.list)
+        return DocumentList(await self._workers.run(self.catalog.list))
 
     # --- ask ----------------------------------------------------------------------------------
 
@@ -655,6 +658,37 @@ class HybridRAG(Closing):
             return [part async for part in self.astream(question, **kw)]  # type: ignore[arg-type]
 
         yield from run_sync(collect)
+
+    # --- LangChain ----------------------------------------------------------------------------
+
+    def as_retriever(
+        self, *, mode: AskMode = "hybrid", docs: Iterable[str] | None = None, k: int = 4
+    ) -> HybridRAGRetriever:
+        """A LangChain retriever over the same hybrid retrieval as :meth:`ask`.
+
+        See :func:`hybrid_rag.integrations.langchain.as_retriever` (extra ``[langchain]``).
+
+        Example:
+            >>> docs = rag.as_retriever(k=4).invoke("flash point of acetone")  # doctest: +SKIP
+        """
+        from hybrid_rag.integrations.langchain import as_retriever
+
+        return as_retriever(self, mode=mode, docs=None if docs is None else list(docs), k=k)
+
+    def as_tool(
+        self,
+        *,
+        name: str = "search_documents",
+        mode: AskMode = "hybrid",
+        docs: Iterable[str] | None = None,
+    ) -> BaseTool:
+        """A LangChain tool an agent can call; its output is the answer with citations.
+
+        See :func:`hybrid_rag.integrations.langchain.as_tool` (extra ``[langchain]``).
+        """
+        from hybrid_rag.integrations.langchain import as_tool
+
+        return as_tool(self, name=name, mode=mode, docs=None if docs is None else list(docs))
 
     # --- lifecycle ----------------------------------------------------------------------------
 

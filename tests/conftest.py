@@ -184,3 +184,33 @@ def oxigraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         _stop(proc, 10)
+
+@pytest.fixture(scope="session")
+def sample_paths(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The shipped sample sheets written as PDFs (always present)."""
+    from hybrid_rag.samples import sample_pdfs
+
+    return sample_pdfs(tmp_path_factory.mktemp("sample-sheets"))
+
+
+@pytest.fixture(scope="module")
+def sample_rag(sample_paths: list[Path]) -> Iterator[Any]:
+    """An in-memory HybridRAG (hashing embedder) holding the sample sheets; read-only use."""
+    from hybrid_rag import HybridRAG
+
+    with HybridRAG(embedder="hashing") as rag:
+        rag.ingest_many(sample_paths)
+        yield rag
+
+
+def import_error_without(module: str, blocked: str) -> str:
+    """The ImportError message of ``import module`` in a fresh interpreter lacking ``blocked``."""
+    import subprocess
+    import sys
+
+    code = (
+        f"import sys; sys.modules[{blocked!r}] = None\n"
+        f"try:\n    import {module}\nexcept ImportError as e:\n    print(e)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return run.stdout

@@ -35,6 +35,7 @@ EXPECTED_ALL = {
     "ConfigurationError",
     "DocumentError",
     "DocumentInfo",
+    "DocumentList",
     "DocumentNotFoundError",
     "Embedder",
     "EmptyDocumentError",

@@ -109,7 +109,7 @@ def test_ingest_with_doc_id(tmp_path: Path, samples: list[Path]) -> None:
     result = run("ingest", samples[0], "--doc-id", "my-doc", "--store", s, "--embedder", "hashing")
     assert result.exit_code == 0, result.output
     listed = run("docs", "--store", s, "--json")
-    assert [d["doc_id"] for d in json.loads(listed.output)] == ["my-doc"]
+    assert [d["doc_id"] for d in json.loads(listed.stdout)] == ["my-doc"]
     two = run("ingest", *samples[:2], "--doc-id", "x", "--store", s)
     assert_one_line_error(two, "--doc-id needs exactly one file")
 
@@ -136,7 +136,7 @@ def test_ask_json_is_the_answer_model(store: Path) -> None:
     q = "What is the flash point of Examplon Solvent 99%?"
     result = run("ask", q, "--store", store, "--json", "--mode", "kg")
     assert result.exit_code == 0, result.output
-    answer = Answer.model_validate_json(result.output)
+    answer = Answer.model_validate_json(result.stdout)
     assert answer.mode == "kg" and answer.sources == ["kg"], result.output
     assert answer.facts and answer.facts[0].evidence.page == 1
 
@@ -144,7 +144,7 @@ def test_ask_json_is_the_answer_model(store: Path) -> None:
 def test_ask_docs_restricts_scope(store: Path) -> None:
     q = "What should I do after eye contact?"
     result = run("ask", q, "--store", store, "--json", "--docs", "demoline-glass-cleaner")
-    answer = Answer.model_validate_json(result.output)
+    answer = Answer.model_validate_json(result.stdout)
     assert answer.scope == ["demoline-glass-cleaner"]
     assert {p.doc_id for p in answer.passages} <= {"demoline-glass-cleaner"}
     bad = run("ask", q, "--store", store, "--docs", "acetone")
@@ -173,7 +173,7 @@ def test_docs_and_forget(tmp_path: Path, samples: list[Path]) -> None:
     table = run("docs", "--store", s)
     assert table.exit_code == 0 and "3 documents" in table.output
     assert run("forget", "examplon-solvent-99", "--store", s).exit_code == 0
-    ids = [d["doc_id"] for d in json.loads(run("docs", "--store", s, "--json").output)]
+    ids = [d["doc_id"] for d in json.loads(run("docs", "--store", s, "--json").stdout)]
     assert ids == ["demoline-glass-cleaner", "samplex-acid-descaler-10"]
     again = run("forget", "examplon-solvent-99", "--store", s)
     assert_one_line_error(again, "unknown document id", "hybrid-rag docs")
@@ -294,3 +294,43 @@ def test_eval_public_set_reproduces_reference_numbers(tmp_path: Path) -> None:
     got = json.loads(summary.read_text())["summary"]
     assert got["hybrid"]["overall"] >= 0.95
     assert got["hybrid"]["overall"] >= got["kg"]["overall"] >= got["vector"]["overall"]
+
+
+# --- version, brief, environment, demo fallback --------------------------------------------
+
+
+def test_version() -> None:
+    from hybrid_rag import __version__
+
+    result = run("--version")
+    assert result.exit_code == 0 and result.stdout.strip() == f"hybrid-rag {__version__}"
+
+
+def test_ask_brief_prints_answer_and_citations_only(store: Path) -> None:
+    result = run(
+        "ask", "What is the flash point of Examplon Solvent 99%?", "--store", store, "--brief"
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert "-18" in lines[0] and "Citations:" in lines
+    assert any(line.startswith("[1] examplon-solvent-99, page 1:") for line in lines)
+    assert "Facts" not in result.stdout and "timings" not in result.stdout
+
+
+def test_cli_says_which_parts_it_uses(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HYBRID_RAG_LLM", "none")
+    result = run("docs", "--store", store)
+    assert result.exit_code == 0
+    assert f"using embedded stores under {store}, embedder=hashing, llm=none" in result.stderr
+    monkeypatch.setenv("HYBRID_RAG_LLM", "no-such-provider")
+    bad = run("docs", "--store", store)
+    assert_one_line_error(bad, "no-such-provider")
+
+
+def test_demo_warns_when_the_corpus_is_missing(tmp_path: Path) -> None:
+    result = run(
+        "demo", "--store", tmp_path / "s", "--corpus", tmp_path / "nowhere", "--embedder", "hashing"
+    )
+    assert result.exit_code == 0, result.output
+    assert "warning: no demo sheets under" in result.stderr and "sample sheets" in result.stderr
+    assert "Examplon" in result.stdout

@@ -730,7 +730,9 @@ class LocalVectorStore(Closing):
             self._tokens = {r[0]: self._token_ids(r[1]) for r in rows}
         if not self._tokens:
             return None
-        import bm25s
+        from hybrid_rag._quiet import import_bm25s
+
+        bm25s = import_bm25s()
 
         slots = sorted(self._tokens)
         index = bm25s.BM25()
@@ -747,7 +749,9 @@ class LocalVectorStore(Closing):
         folder = self._bm25_dir()
         if folder is None or not self._bm25_disk_ok or not (folder / "slots.npy").is_file():
             return False
-        import bm25s
+        from hybrid_rag._quiet import import_bm25s
+
+        bm25s = import_bm25s()
 
         try:
             index = bm25s.BM25.load(str(folder), show_progress=False)

@@ -500,7 +500,9 @@ class _Bm25Cache:
         token_lists = [t for _, e in entries for t in e[2]]
         if not chunks:
             return None, {}, []
-        import bm25s
+        from hybrid_rag._quiet import import_bm25s
+
+        bm25s = import_bm25s()
 
         vocab: dict[str, int] = {}
         corpus = [[vocab.setdefault(t, len(vocab)) for t in toks] or [0] for toks in token_lists]

@@ -1,0 +1,409 @@
+"""The FastAPI application: documents, jobs, ask (JSON and SSE), OpenAI chat, health, metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import anyio
+from fastapi import APIRouter, Depends, FastAPI, File, Request, Response, UploadFile
+from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from prometheus_client import CONTENT_TYPE_LATEST
+from pydantic import BaseModel, Field
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from hybrid_rag._display import NO_ANSWER, citations_block, cited_text
+from hybrid_rag.errors import (
+    DocumentNotFoundError,
+    HybridRAGError,
+    InputError,
+    LLMError,
+    StoreError,
+)
+from hybrid_rag.models import Answer, ChatMessage, DocumentInfo, IngestReport
+from hybrid_rag.server import _openai as oai
+from hybrid_rag.server._jobs import Job, JobTable
+from hybrid_rag.server._metrics import Metrics
+from hybrid_rag.server._stream import Delta, answer_parts
+
+if TYPE_CHECKING:
+    from hybrid_rag.rag import HybridRAG
+
+__all__ = ["API_KEYS_ENV", "AskRequest", "UploadAccepted", "create_app"]
+
+log = logging.getLogger("hybrid_rag.server")
+
+API_KEYS_ENV = "HYBRID_RAG_API_KEYS"
+"""Comma-separated API keys; when set, every route but ``/health`` needs a bearer key."""
+
+Mode = Literal["hybrid", "kg", "vector"]
+
+
+class AskRequest(BaseModel):
+    """``POST /ask`` and ``POST /ask/stream``."""
+
+    question: str = Field(min_length=1, max_length=4000)
+    docs: list[str] | None = None
+    mode: Mode = "hybrid"
+    history: list[ChatMessage] | None = None
+    top_k: int | None = Field(default=None, ge=1, le=100)
+
+
+class UploadAccepted(BaseModel):
+    """``202`` answer of ``POST /documents``: poll ``status_url``."""
+
+    job_id: str
+    status_url: str
+    files: list[str]
+
+
+@dataclass
+class _Service:
+    rag: HybridRAG
+    keys: tuple[str, ...]
+    jobs: JobTable = field(default_factory=JobTable)
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    metrics: Metrics = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.metrics = Metrics(lambda: float(len(self.rag.catalog.list())))
+
+
+def create_app(
+    rag: HybridRAG,
+    *,
+    api_keys: Sequence[str] | None = None,
+    max_upload_bytes: int = 50 * 2**20,
+) -> FastAPI:
+    """A FastAPI app serving ``rag``; mount it or run it with uvicorn.
+
+    The app does not close ``rag`` (the caller owns it); on shutdown it waits up to 30 s
+    for running upload jobs.
+
+    Args:
+        rag: the :class:`HybridRAG` to serve.
+        api_keys: accepted bearer keys; ``None`` reads ``HYBRID_RAG_API_KEYS``
+            (comma-separated). No keys: no authentication.
+        max_upload_bytes: the largest request body accepted (413 above it).
+
+    Returns:
+        The application. Routes: ``POST /documents`` (202 + job), ``GET /jobs/{id}``,
+        ``GET /documents``, ``DELETE /documents/{id}``, ``POST /ask``, ``POST /ask/stream``
+        (server-sent events), ``POST /v1/chat/completions``, ``GET /v1/models``,
+        ``GET /health``, ``GET /metrics``.
+    """
+    if api_keys is None:
+        api_keys = os.environ.get(API_KEYS_ENV, "").split(",")
+    svc = _Service(rag=rag, keys=tuple(k.strip() for k in api_keys if k.strip()))
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if svc.tasks:
+            await asyncio.wait(set(svc.tasks), timeout=30)
+
+    app = FastAPI(
+        title="hybrid_rag",
+        summary="Documents -> knowledge graph + chunks; answers with page citations.",
+        lifespan=lifespan,
+    )
+    _install_errors(app, svc)
+    app.add_middleware(_LengthGuard, limit=max_upload_bytes, svc=svc)
+    router = APIRouter(dependencies=[Depends(_auth(svc))])
+    _document_routes(router, svc)
+    _ask_routes(router, svc)
+    _openai_routes(router, svc)
+    _ops_routes(app, router, svc)
+    app.include_router(router)
+    return app
+
+
+# --- auth and errors --------------------------------------------------------------------------
+
+
+_BEARER = HTTPBearer(auto_error=False)
+
+
+def _auth(svc: _Service) -> Any:
+    async def check(
+        creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)],
+    ) -> None:
+        if not svc.keys:
+            return
+        given = creds.credentials.encode() if creds is not None else b""
+        if not any(hmac.compare_digest(given, k.encode()) for k in svc.keys):
+            raise HTTPException(401, "missing or unknown API key (Authorization: Bearer <key>)")
+
+    return check
+
+
+_STATUS: list[tuple[type[HybridRAGError], int]] = [
+    (DocumentNotFoundError, 404),
+    (InputError, 400),
+    (StoreError, 503),
+    (LLMError, 502),
+]
+
+
+def _status_of(exc: HybridRAGError) -> int:
+    for cls, status in _STATUS:
+        if isinstance(exc, cls):
+            return status
+    return 400 if isinstance(exc, ValueError) else 500
+
+
+def _error_body(exc: BaseException) -> dict[str, str]:
+    return {"detail": str(exc).strip("'\""), "type": type(exc).__name__}
+
+
+def _install_errors(app: FastAPI, svc: _Service) -> None:
+    async def typed(request: Request, exc: Exception) -> JSONResponse:
+        status = _status_of(exc) if isinstance(exc, HybridRAGError) else 500
+        svc.metrics.http_errors.labels(status=str(status)).inc()
+        return JSONResponse(_error_body(exc), status_code=status)
+
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error in %s %s", request.method, request.url.path)
+        svc.metrics.http_errors.labels(status="500").inc()
+        return JSONResponse({"detail": "internal error", "type": type(exc).__name__}, 500)
+
+    async def http(request: Request, exc: Exception) -> JSONResponse:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        svc.metrics.http_errors.labels(status=str(status)).inc()
+        detail = exc.detail if isinstance(exc, HTTPException) else "error"
+        return JSONResponse({"detail": detail}, status, headers=getattr(exc, "headers", None))
+
+    app.add_exception_handler(HybridRAGError, typed)
+    app.add_exception_handler(HTTPException, http)
+    app.add_exception_handler(Exception, unexpected)
+
+
+class _LengthGuard:
+    """Request bodies over the limit get a JSON 413: at once when ``Content-Length`` says so,
+    else as soon as the streamed body passes the limit (the route never sees it)."""
+
+    def __init__(self, app: ASGIApp, *, limit: int, svc: _Service) -> None:
+        self.app, self.limit, self.svc = app, limit, svc
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = Headers(scope=scope).get("content-length", "")
+        if length.isdigit() and int(length) > self.limit:
+            self.svc.metrics.http_errors.labels(status="413").inc()
+            await JSONResponse(self._body(), 413)(scope, receive, send)
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise HTTPException(413, self._body()["detail"])
+            return message
+
+        await self.app(scope, counted, send)
+
+    def _body(self) -> dict[str, str]:
+        return {"detail": f"request body over the {self.limit}-byte limit", "type": "TooLarge"}
+
+
+# --- documents and jobs -----------------------------------------------------------------------
+
+
+def _document_routes(router: APIRouter, svc: _Service) -> None:
+    @router.post("/documents", status_code=202, response_model=UploadAccepted)
+    async def upload(files: Annotated[list[UploadFile], File()]) -> UploadAccepted:
+        """Accept one or more files (multipart ``files``); ingest them in the background."""
+        items = [(Path(f.filename or "").name or "document", await f.read()) for f in files]
+        job = svc.jobs.new([name for name, _ in items])
+        task = asyncio.create_task(_run_job(svc, job, items))
+        svc.tasks.add(task)
+        task.add_done_callback(svc.tasks.discard)
+        return UploadAccepted(
+            job_id=job.job_id, status_url=f"/jobs/{job.job_id}", files=[n for n, _ in items]
+        )
+
+    @router.get("/jobs/{job_id}", response_model=Job)
+    async def job_status(job_id: str) -> Job:
+        """Status of an upload job, per file (ingested / skipped / replaced / failed)."""
+        job = svc.jobs.get(job_id)
+        if job is None:
+            raise HTTPException(404, f"unknown job id {job_id!r}")
+        return job
+
+    @router.get("/documents", response_model=list[DocumentInfo])
+    async def list_documents() -> list[DocumentInfo]:
+        """Every ingested document (the catalog), ordered by id."""
+        return list(await anyio.to_thread.run_sync(svc.rag.documents))
+
+    @router.delete("/documents/{doc_id}", status_code=204)
+    async def delete_document(doc_id: str) -> Response:
+        """Remove a document from the catalog, the graph and the vectors."""
+        await svc.rag.aforget(doc_id)
+        return Response(status_code=204)
+
+
+async def _run_job(svc: _Service, job: Job, items: list[tuple[str, bytes]]) -> None:
+    job.status = "running"
+    for entry, (name, data) in zip(job.files, items, strict=True):
+        t0 = time.perf_counter()
+        report = await _ingest_file(svc.rag, name, data)
+        svc.metrics.ingested(report, time.perf_counter() - t0)
+        entry.status, entry.error = report.status, report.error
+        entry.doc_id = report.doc_id or None
+    job.status = "done"
+
+
+async def _ingest_file(rag: HybridRAG, name: str, data: bytes) -> IngestReport:
+    try:
+        report = await rag.aingest(data, name=name)
+    except HybridRAGError as exc:
+        return _failed(name, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # a bug must not take the job (or the process) down
+        log.exception("ingest of %s failed", name)
+        return _failed(name, f"internal error: {type(exc).__name__}")
+    return report if isinstance(report, IngestReport) else report[0]
+
+
+def _failed(name: str, error: str) -> IngestReport:
+    return IngestReport(doc_id="", source=name, status="failed", content_hash="", error=error)
+
+
+# --- ask --------------------------------------------------------------------------------------
+
+
+def _ask_routes(router: APIRouter, svc: _Service) -> None:
+    @router.post("/ask", response_model=Answer)
+    async def ask(body: AskRequest) -> Answer:
+        """Answer a question from the documents in scope; the :class:`Answer` as JSON."""
+        t0 = time.perf_counter()
+        answer = await svc.rag.aask(
+            body.question, docs=body.docs, mode=body.mode, top_k=body.top_k, history=body.history
+        )
+        svc.metrics.asked("ask", answer, time.perf_counter() - t0)
+        return answer
+
+    @router.post("/ask/stream")
+    async def ask_stream(body: AskRequest) -> StreamingResponse:
+        """Server-sent events: ``delta`` events (``{"delta": ...}``), then one ``answer``."""
+        parts = answer_parts(
+            svc.rag, body.question, docs=body.docs, mode=body.mode, history=body.history
+        )
+        return await _sse(svc, "ask_stream", parts, _ask_events)
+
+
+def _sse_event(event: str, data: str) -> str:
+    return f"event: {event}\ndata: {data}\n\n"
+
+
+async def _ask_events(part: Delta | Answer) -> str:
+    if isinstance(part, Answer):
+        return _sse_event("answer", part.model_dump_json())
+    return _sse_event("delta", json.dumps({"delta": part.delta}, ensure_ascii=False))
+
+
+async def _sse(
+    svc: _Service, route: str, parts: AsyncIterator[Delta | Answer], render: Any
+) -> StreamingResponse:
+    """Stream ``parts`` as events; errors before the first part are ordinary 4xx answers."""
+    t0 = time.perf_counter()
+    first = await anext(parts)  # a bad question or scope raises here, before any byte is sent
+
+    async def events() -> AsyncIterator[str]:
+        part: Delta | Answer | None = first
+        try:
+            while part is not None:
+                if isinstance(part, Answer):
+                    svc.metrics.asked(route, part, time.perf_counter() - t0)
+                yield await render(part)
+                part = await anext(parts, None)
+        except Exception as exc:  # headers are sent: report in-band, never crash
+            log.exception("stream failed")
+            yield _sse_event("error", json.dumps(_error_body(exc)))
+
+    return StreamingResponse(events(), media_type="text/event-stream")
+
+
+# --- OpenAI-compatible chat -------------------------------------------------------------------
+
+
+def _openai_routes(router: APIRouter, svc: _Service) -> None:
+    @router.get("/v1/models")
+    async def models() -> dict[str, Any]:
+        """The one model this service offers (for chat UIs that list models)."""
+        return oai.models_body()
+
+    @router.post("/v1/chat/completions", response_model=None)
+    async def chat(body: oai.ChatRequest) -> dict[str, Any] | StreamingResponse:
+        """OpenAI-compatible chat over the documents; the reply ends with its citations."""
+        question, history = oai.split_messages(body.messages)
+        parts = answer_parts(svc.rag, question, docs=body.docs, mode=body.mode, history=history)
+        if body.stream:
+            return await _sse(svc, "chat", parts, _ChatChunks(body.model).render)
+        t0 = time.perf_counter()
+        answer = await _final(parts)
+        svc.metrics.asked("chat", answer, time.perf_counter() - t0)
+        return oai.completion_body(answer, cited_text(answer), model=body.model)
+
+
+async def _final(parts: AsyncIterator[Delta | Answer]) -> Answer:
+    async for p in parts:
+        if isinstance(p, Answer):
+            return p
+    raise RuntimeError("the answer stream ended without an Answer")
+
+
+class _ChatChunks:
+    """Renders deltas as ``chat.completion.chunk`` events; the answer adds its citations."""
+
+    def __init__(self, model: str) -> None:
+        self.model, self.cid, self.started = model, oai.new_id(), False
+
+    async def render(self, part: Delta | Answer) -> str:
+        out = ""
+        if not self.started:
+            out += oai.chunk_event(self.cid, self.model, {"role": "assistant", "content": ""})
+        if isinstance(part, Delta):
+            self.started = True
+            return out + oai.chunk_event(self.cid, self.model, {"content": part.delta})
+        tail = "" if self.started else NO_ANSWER
+        block = citations_block(part)
+        tail += f"\n\n{block}" if block else ""
+        if tail:
+            out += oai.chunk_event(self.cid, self.model, {"content": tail})
+        return out + oai.chunk_event(self.cid, self.model, {}, "stop") + "data: [DONE]\n\n"
+
+
+# --- operations -------------------------------------------------------------------------------
+
+
+def _ops_routes(app: FastAPI, router: APIRouter, svc: _Service) -> None:
+    @app.get("/health")
+    async def health() -> JSONResponse:
+        """Liveness and catalog reachability; never needs an API key."""
+        try:
+            n = len(await anyio.to_thread.run_sync(svc.rag.documents))
+        except HybridRAGError as exc:
+            return JSONResponse({"status": "error", **_error_body(exc)}, 503)
+        return JSONResponse({"status": "ok", "documents": n})
+
+    @router.get("/metrics")
+    async def metrics() -> Response:
+        """Prometheus text: documents, ingests, asks, latencies, chain errors, LLM usage."""
+        body = await anyio.to_thread.run_sync(svc.metrics.render)
+        return Response(body, media_type=CONTENT_TYPE_LATEST)
