@@ -13,13 +13,25 @@ Resolution, first match wins:
 2. **Embedder.** ``HYBRID_RAG_EMBEDDER``: ``hana`` (``VECTOR_EMBEDDING`` in the database;
    ``HANA_EMBEDDING_MODEL``, ``HANA_EMBEDDING_DIM``), a registered provider name, or any
    spec :func:`~hybrid_rag.providers.resolve_embedder` accepts. Unset: ``"auto"``.
-3. **LLM.** ``HYBRID_RAG_LLM``: a registered provider name. Unset: no LLM (the offline,
+3. **LLM.** ``HYBRID_RAG_LLM``: ``<provider>[:<model>]``. Unset: no LLM (the offline,
    extractive path).
 
-Providers of later issues (SAP AI Core, OpenAI-compatible ...) plug in through
+Hosted providers, for ``HYBRID_RAG_LLM`` and ``HYBRID_RAG_EMBEDDER`` alike:
+
+* ``openai:<model>``: :class:`~hybrid_rag.providers.OpenAILLM` /
+  :class:`~hybrid_rag.providers.OpenAIEmbedder` with ``OPENAI_BASE_URL`` and
+  ``OPENAI_API_KEY`` (and ``HYBRID_RAG_EMBEDDING_DIM`` for an embedding model whose
+  size is not known).
+* ``aicore:<model>``: :class:`~hybrid_rag.providers.AICoreLLM` /
+  :class:`~hybrid_rag.providers.AICoreEmbedder`; credentials from ``AICORE_*``
+  (``AICORE_SERVICE_KEY``, ``AICORE_CLIENT_ID`` ...), ``~/.aicore/config.json`` or
+  ``VCAP_SERVICES`` as the SDK reads them, ``AICORE_RESOURCE_GROUP``.
+
+Their responses are cached under ``HYBRID_RAG_CACHE_DIR`` (default
+``.hybrid_rag/cache``; ``off`` disables it). More providers plug in through
 :data:`LLM_PROVIDERS` and :data:`EMBEDDER_PROVIDERS`: a name mapped to a factory that
-takes the merged environment. Nothing here opens a connection; one log line says what
-was chosen (never a secret).
+takes the model (``""`` when not given) and the merged environment. Nothing here opens a
+connection; one log line says what was chosen (never a secret).
 """
 
 from __future__ import annotations
@@ -28,7 +40,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hybrid_rag.errors import ConfigurationError
 
@@ -42,10 +54,83 @@ log = logging.getLogger("hybrid_rag")
 
 Env = Mapping[str, str]
 
-# HOOK (providers issue): register e.g. LLM_PROVIDERS["aicore"] = aicore_llm_from_env.
-LLM_PROVIDERS: dict[str, Callable[[Env], LLMProvider]] = {}
-# HOOK (providers issue): register e.g. EMBEDDER_PROVIDERS["aicore"] = aicore_embedder_from_env.
-EMBEDDER_PROVIDERS: dict[str, Callable[[Env], Embedder]] = {}
+_DEFAULT_CACHE_DIR = ".hybrid_rag/cache"
+_AICORE_CREDENTIALS = {
+    "AICORE_BASE_URL": "base_url",
+    "AICORE_AUTH_URL": "auth_url",
+    "AICORE_CLIENT_ID": "client_id",
+    "AICORE_CLIENT_SECRET": "client_secret",
+}
+
+
+def _cache_dir(values: Env) -> str | None:
+    raw = (values.get("HYBRID_RAG_CACHE_DIR") or _DEFAULT_CACHE_DIR).strip()
+    return None if raw.lower() in ("off", "none", "0", "false") else raw
+
+
+def _aicore_options(values: Env) -> dict[str, Any]:
+    """Resource group, and credentials when they come from the given env (a ``.env``)."""
+    from hybrid_rag.providers.aicore import shared_proxy_client
+
+    group = values.get("AICORE_RESOURCE_GROUP") or None
+    given = {arg: values[var] for var, arg in _AICORE_CREDENTIALS.items() if values.get(var)}
+    if len(given) < len(_AICORE_CREDENTIALS) or all(
+        os.environ.get(var) == values.get(var) for var in _AICORE_CREDENTIALS
+    ):
+        return {"resource_group": group}  # the SDK reads its own sources
+    return {"proxy_client": shared_proxy_client(group, credentials=given)}
+
+
+def _openai_llm(model: str, values: Env) -> LLMProvider:
+    from hybrid_rag.providers.openai import OpenAILLM
+
+    return OpenAILLM(
+        model or "gpt-4o-mini",
+        base_url=values.get("OPENAI_BASE_URL") or None,
+        api_key=values.get("OPENAI_API_KEY") or None,
+        cache=_cache_dir(values),
+    )
+
+
+def _openai_embedder(model: str, values: Env) -> Embedder:
+    from hybrid_rag.providers.openai import OpenAIEmbedder
+
+    dim = values.get("HYBRID_RAG_EMBEDDING_DIM")
+    return OpenAIEmbedder(
+        model or "text-embedding-3-small",
+        base_url=values.get("OPENAI_BASE_URL") or None,
+        api_key=values.get("OPENAI_API_KEY") or None,
+        dimensions=_int(dim, 0, "HYBRID_RAG_EMBEDDING_DIM") if dim else None,
+        cache=_cache_dir(values),
+    )
+
+
+def _aicore_llm(model: str, values: Env) -> LLMProvider:
+    from hybrid_rag.providers.aicore import AICoreLLM
+
+    return AICoreLLM(model or "gpt-4o", cache=_cache_dir(values), **_aicore_options(values))
+
+
+def _aicore_embedder(model: str, values: Env) -> Embedder:
+    from hybrid_rag.providers.aicore import AICoreEmbedder
+
+    dim = values.get("HYBRID_RAG_EMBEDDING_DIM")
+    return AICoreEmbedder(
+        model or "text-embedding-3-small",
+        dimensions=_int(dim, 0, "HYBRID_RAG_EMBEDDING_DIM") if dim else None,
+        cache=_cache_dir(values),
+        **_aicore_options(values),
+    )
+
+
+LLM_PROVIDERS: dict[str, Callable[[str, Env], LLMProvider]] = {
+    "openai": _openai_llm,
+    "aicore": _aicore_llm,
+}
+EMBEDDER_PROVIDERS: dict[str, Callable[[str, Env], Embedder]] = {
+    "openai": _openai_embedder,
+    "aicore": _aicore_embedder,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,19 +219,26 @@ def _embedder(values: Env, pool: HanaConnectionPool | None) -> tuple[Embedder | 
         model = values.get("HANA_EMBEDDING_MODEL") or "SAP_NEB.20240715"
         dim = _int(values.get("HANA_EMBEDDING_DIM"), 768, "HANA_EMBEDDING_DIM")
         return HanaInternalEmbedder(pool=pool, model=model, dim=dim), f"hana:{model}"
-    if key in EMBEDDER_PROVIDERS:
-        return EMBEDDER_PROVIDERS[key](values), key
+    provider, _, model = spec.partition(":")
+    if provider.lower() in EMBEDDER_PROVIDERS:
+        return EMBEDDER_PROVIDERS[provider.lower()](model.strip(), values), spec
     return spec, spec
 
 
 def _llm(values: Env) -> tuple[LLMProvider | None, str]:
-    name = (values.get("HYBRID_RAG_LLM") or "").strip().lower()
+    spec = (values.get("HYBRID_RAG_LLM") or "").strip()
+    provider, _, model = spec.partition(":")
+    name = provider.strip().lower()
     if not name or name == "none":
         return None, "none (extractive)"
     if name not in LLM_PROVIDERS:
         known = ", ".join(sorted(LLM_PROVIDERS)) or "none registered yet"
-        raise ConfigurationError(f"unknown HYBRID_RAG_LLM provider {name!r} (known: {known})")
-    return LLM_PROVIDERS[name](values), name
+        raise ConfigurationError(
+            f"unknown HYBRID_RAG_LLM provider {name!r} (known: {known}; "
+            "write <provider>:<model>, e.g. openai:gpt-4o-mini)"
+        )
+    llm = LLM_PROVIDERS[name](model.strip(), values)
+    return llm, f"{name}:{llm.name}"
 
 
 def _int(raw: str | None, default: int, name: str) -> int:

@@ -8,9 +8,9 @@ providers are asynchronous (network-bound, they gain from concurrency).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -359,8 +359,29 @@ class Embedder(Protocol):
 class LLMProvider(Protocol):
     """A chat model. Plugs into ingest (triple extraction) and ask (SPARQL, synthesis).
 
-    ``complete`` raises :class:`~hybrid_rag.errors.LLMError` on failure; retries on rate
-    limits are the provider's job. Must be safe to call concurrently.
+    Contract:
+
+    * ``complete`` answers a conversation with one :class:`~hybrid_rag.models.Completion`
+      (text plus token counts, ``0`` when the back end does not report them).
+    * ``json_schema``: when given, the reply is constrained to one JSON document meant to
+      validate against that JSON Schema (OpenAI ``response_format`` ``json_schema`` with
+      ``strict``, a LangChain model's structured output, or the schema in the prompt
+      where the back end has no constrained decoding). ``Completion.text`` is then that
+      JSON text; a reply that is not a JSON object raises
+      :class:`~hybrid_rag.errors.LLMError`. Validating it against the schema (for
+      instance ``Model.model_validate_json(text)``) is the caller's job: back ends differ
+      in how strictly they enforce a schema.
+    * ``stream`` yields the reply's text in pieces as the model produces them; joined
+      they equal what ``complete`` would have returned for the same call. It fails with
+      ``LLMError`` before the first piece (a failure after the first piece also raises
+      ``LLMError``; nothing is retried once text has been yielded). A consumer that
+      stops early closes the iterator (``await it.aclose()`` or
+      ``contextlib.aclosing``) so the provider frees its connection and concurrency slot.
+    * ``max_tokens=None`` means the provider's own explicit default, never the back end's
+      (some truncate answers silently).
+    * Failures raise :class:`~hybrid_rag.errors.LLMError`; retries on rate limits,
+      5xx and timeouts are the provider's job (the bundled providers share one policy:
+      :mod:`hybrid_rag.providers`). Safe to call concurrently from one event loop.
     """
 
     @property
@@ -374,8 +395,19 @@ class LLMProvider(Protocol):
         *,
         temperature: float = 0.0,
         max_tokens: int | None = None,
+        json_schema: Mapping[str, Any] | None = None,
     ) -> Completion:
-        """Answer a conversation."""
+        """Answer a conversation (optionally as JSON constrained by ``json_schema``)."""
+        ...
+
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> AsyncIterator[str]:
+        """Answer a conversation as text pieces, in order, as they arrive."""
         ...
 
 

@@ -131,11 +131,11 @@ def test_hana_internal_embedder_and_provider_hooks(monkeypatch: pytest.MonkeyPat
         resolve_components(env={"HYBRID_RAG_EMBEDDER": "hana"})
     assert resolve_components(env={"HYBRID_RAG_EMBEDDER": "hashing"}).embedder == "hashing"
     with pytest.raises(ConfigurationError, match="unknown HYBRID_RAG_LLM"):
-        resolve_components(env={"HYBRID_RAG_LLM": "aicore"})
+        resolve_components(env={"HYBRID_RAG_LLM": "nosuch:model"})
     llm = FunctionLLM(lambda messages: "ok")
-    monkeypatch.setitem(config.LLM_PROVIDERS, "aicore", lambda env: llm)
-    chosen = resolve_components(env={"HYBRID_RAG_LLM": "aicore"})
-    assert chosen.llm is llm and "llm=aicore" in chosen.description
+    monkeypatch.setitem(config.LLM_PROVIDERS, "mine", lambda model, env: llm)
+    chosen = resolve_components(env={"HYBRID_RAG_LLM": "mine:m1"})
+    assert chosen.llm is llm and "llm=mine:function" in chosen.description
 
 
 def test_sparql_endpoint_graph() -> None:

@@ -83,3 +83,20 @@ def test_scripted_llm_in_order_then_exhausted() -> None:
     assert llm.remaining == 0 and len(llm.calls) == 2
     with pytest.raises(LLMError, match="exhausted"):
         anyio.run(llm.complete, MSGS)
+
+
+def test_function_llm_streams_and_checks_json() -> None:
+    llm = FunctionLLM(lambda messages: "flash point -20 °C")
+    msgs = [ChatMessage(role="user", content="q")]
+
+    async def collect() -> list[str]:
+        return [piece async for piece in llm.stream(msgs)]
+
+    pieces = anyio.run(collect)
+    assert len(pieces) == 4 and "".join(pieces) == "flash point -20 °C"
+    schema = {"type": "object"}
+    with pytest.raises(LLMError, match="not JSON"):
+        anyio.run(lambda: llm.complete(msgs, json_schema=schema))
+    assert llm.json_schemas[-1] == schema
+    ok = FunctionLLM(lambda messages: '{"a": 1}')
+    assert anyio.run(lambda: ok.complete(msgs, json_schema=schema)).text == '{"a": 1}'

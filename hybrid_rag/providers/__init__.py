@@ -1,6 +1,18 @@
-"""Model providers: embedders (and LLM back ends added by their own modules).
+"""Model providers: embedders and chat models.
 
-Importing this package is cheap: implementations load on first attribute access.
+Importing this package is cheap: implementations (and their SDKs) load on first
+attribute access. Hosted providers, one module each, behind extras:
+
+* :class:`OpenAILLM`, :class:`OpenAIEmbedder` (``[openai]``): OpenAI, Azure OpenAI,
+  vLLM, Ollama, LM Studio, any OpenAI-compatible gateway.
+* :class:`AICoreLLM`, :class:`AICoreEmbedder` (``[aicore]``): SAP AI Core's generative
+  AI hub (GPT, Claude, ...).
+* :class:`LangChainLLM`, :class:`LangChainEmbedder` (``[langchain]``): any LangChain
+  chat model or embeddings object.
+
+All of them share one call policy: timeout, retries with backoff and jitter honouring
+``Retry-After``, a concurrency limit, a persistent :class:`ResponseCache`, batched
+embeddings and usage counted per provider and per :func:`track_usage` context.
 """
 
 from __future__ import annotations
@@ -14,19 +26,42 @@ from hybrid_rag.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from hybrid_rag.protocols import Embedder
+    from hybrid_rag.providers._cache import ResponseCache
+    from hybrid_rag.providers._usage import UsageMeter, track_usage
+    from hybrid_rag.providers.aicore import AICoreEmbedder, AICoreLLM
     from hybrid_rag.providers.hashing import HashingEmbedder
+    from hybrid_rag.providers.langchain import LangChainEmbedder, LangChainLLM
     from hybrid_rag.providers.local import SentenceTransformerEmbedder
+    from hybrid_rag.providers.openai import OpenAIEmbedder, OpenAILLM
 
 __all__ = [
+    "AICoreEmbedder",
+    "AICoreLLM",
     "HashingEmbedder",
+    "LangChainEmbedder",
+    "LangChainLLM",
+    "OpenAIEmbedder",
+    "OpenAILLM",
+    "ResponseCache",
     "SentenceTransformerEmbedder",
+    "UsageMeter",
     "local_model_available",
     "resolve_embedder",
+    "track_usage",
 ]
 
 _LAZY = {
+    "AICoreEmbedder": "hybrid_rag.providers.aicore",
+    "AICoreLLM": "hybrid_rag.providers.aicore",
     "HashingEmbedder": "hybrid_rag.providers.hashing",
+    "LangChainEmbedder": "hybrid_rag.providers.langchain",
+    "LangChainLLM": "hybrid_rag.providers.langchain",
+    "OpenAIEmbedder": "hybrid_rag.providers.openai",
+    "OpenAILLM": "hybrid_rag.providers.openai",
+    "ResponseCache": "hybrid_rag.providers._cache",
     "SentenceTransformerEmbedder": "hybrid_rag.providers.local",
+    "UsageMeter": "hybrid_rag.providers._usage",
+    "track_usage": "hybrid_rag.providers._usage",
 }
 _LOCAL_ALIASES = frozenset({"local", "minilm", "all-minilm-l6-v2", "sentence-transformers"})
 

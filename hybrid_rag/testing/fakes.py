@@ -16,12 +16,13 @@ import hashlib
 import inspect
 import re
 import threading
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from hybrid_rag._checks import check_text, check_texts
 from hybrid_rag.errors import ConfigurationError, LLMError
 from hybrid_rag.models import ChatMessage, Completion
+from hybrid_rag.providers._chat import check_json_reply
 
 if TYPE_CHECKING:
     import numpy as np
@@ -33,6 +34,7 @@ LLMFunction = Callable[[Sequence[ChatMessage]], "str | Completion | Awaitable[st
 """A function standing in for a chat model: messages in, text or Completion out."""
 
 _WORD = re.compile(r"\w+")
+_PIECE = re.compile(r"\s*\S+|\s+")
 
 
 class FakeEmbedder:
@@ -111,6 +113,7 @@ class FunctionLLM:
 
     Attributes:
         calls: The message lists received, in order.
+        json_schemas: The ``json_schema`` of each call (``None`` for plain text).
     """
 
     def __init__(self, fn: LLMFunction, *, name: str = "function") -> None:
@@ -119,6 +122,7 @@ class FunctionLLM:
         self._fn = fn
         self._name = name
         self.calls: list[list[ChatMessage]] = []
+        self.json_schemas: list[Mapping[str, Any] | None] = []
 
     @property
     def name(self) -> str:
@@ -134,10 +138,17 @@ class FunctionLLM:
         *,
         temperature: float = 0.0,
         max_tokens: int | None = None,
+        json_schema: Mapping[str, Any] | None = None,
     ) -> Completion:
-        """Call the function with ``messages`` and wrap its reply in a Completion."""
+        """Call the function with ``messages`` and wrap its reply in a Completion.
+
+        With ``json_schema`` the reply must be a JSON object (else LLMError), as the
+        :class:`~hybrid_rag.protocols.LLMProvider` contract says; the schema itself is
+        recorded in :attr:`json_schemas`, not enforced.
+        """
         received = list(messages)
         self.calls.append(received)
+        self.json_schemas.append(json_schema)
         try:
             reply = self._fn(received)
             if inspect.isawaitable(reply):
@@ -146,7 +157,21 @@ class FunctionLLM:
             raise
         except Exception as exc:
             raise LLMError(f"{self._name}: {type(exc).__name__}: {exc}") from exc
-        return _as_completion(reply, self._name, received)
+        return check_json_reply(
+            _as_completion(reply, self._name, received), json_schema, self._name
+        )
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> AsyncIterator[str]:
+        """The function's reply in word-sized pieces (joined, they equal the reply)."""
+        done = await self.complete(messages, temperature=temperature, max_tokens=max_tokens)
+        for piece in _PIECE.findall(done.text):
+            yield piece
 
 
 def _as_completion(reply: object, name: str, messages: Sequence[ChatMessage]) -> Completion:

@@ -1,0 +1,307 @@
+"""OpenAI-compatible chat and embeddings (the ``[openai]`` extra).
+
+One client for every server that speaks the OpenAI API: OpenAI itself, Azure OpenAI
+(``base_url="https://<resource>.openai.azure.com/openai/v1/"``), vLLM, Ollama
+(``http://localhost:11434/v1``), LM Studio, LiteLLM and company gateways. The ``openai``
+SDK is imported on first use; its own retries are off (``max_retries=0``) because the
+shared policy of :mod:`hybrid_rag.providers._resilient` retries, limits, caches and counts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hybrid_rag.errors import ConfigurationError, LLMError
+from hybrid_rag.models import ChatMessage, Completion, Usage
+from hybrid_rag.providers._base import BatchedEmbedder, Metered
+from hybrid_rag.providers._cache import ResponseCache
+from hybrid_rag.providers._chat import (
+    DEFAULT_MAX_TOKENS,
+    chat_parts,
+    check_json_reply,
+    openai_messages,
+    response_format,
+    sampling_params,
+)
+from hybrid_rag.providers._resilient import CallPolicy, PerLoop
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+__all__ = ["INSTALL_HINT", "OpenAIEmbedder", "OpenAILLM", "chat_completion", "stream_chat"]
+
+INSTALL_HINT = 'pip install "hybrid-rag[openai]"'
+_KNOWN_DIMS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
+_LOCAL_KEY = "not-needed"  # vLLM / Ollama ignore the key, the SDK insists on one
+
+
+def _client_factory(*, base_url: str | None, api_key: str, timeout: float) -> Any:
+    try:
+        import openai
+    except ImportError as exc:
+        raise ImportError(f"the OpenAI providers need the openai package: {INSTALL_HINT}") from exc
+
+    def make() -> AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
+        )
+
+    return make
+
+
+def _api_key(api_key: str | None, base_url: str | None) -> str:
+    key = api_key or os.environ.get("OPENAI_API_KEY")
+    if key:
+        return key
+    if base_url:
+        return _LOCAL_KEY
+    raise ConfigurationError(
+        "OpenAI needs an API key: pass api_key=... or set OPENAI_API_KEY "
+        "(a local server such as vLLM or Ollama needs only base_url=...)"
+    )
+
+
+def _endpoint(base_url: str | None) -> str:
+    return (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip(
+        "/"
+    )
+
+
+async def chat_completion(
+    client: Any, *, model: str, messages: Sequence[ChatMessage], params: Mapping[str, Any]
+) -> Completion:
+    """One chat-completions call on an OpenAI-style async client (also used by AI Core)."""
+    response = await client.chat.completions.create(
+        model=model, messages=openai_messages(messages), **params
+    )
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise LLMError(f"{model}: response without choices: {str(response)[:200]!r}")
+    text = choices[0].message.content
+    if text is None:
+        raise LLMError(f"{model}: response without text (finish: {choices[0].finish_reason})")
+    usage = getattr(response, "usage", None)
+    return Completion(
+        text=text,
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+    )
+
+
+async def stream_chat(
+    client: Any, *, model: str, messages: Sequence[ChatMessage], params: Mapping[str, Any]
+) -> AsyncIterator[str | Usage]:
+    """Text pieces (and, last, the token counts) of a streamed chat completion."""
+    stream = await client.chat.completions.create(
+        model=model,
+        messages=openai_messages(messages),
+        stream=True,
+        stream_options={"include_usage": True},
+        **params,
+    )
+    async for chunk in stream:
+        if chunk.choices and chunk.choices[0].delta.content:
+            yield chunk.choices[0].delta.content
+        if getattr(chunk, "usage", None):
+            yield Usage(
+                prompt_tokens=chunk.usage.prompt_tokens or 0,
+                completion_tokens=chunk.usage.completion_tokens or 0,
+            )
+
+
+class OpenAILLM(Metered):
+    """A chat model behind any OpenAI-compatible endpoint.
+
+    Args:
+        model: Model (or Azure deployment) name, e.g. ``"gpt-4o-mini"``.
+        base_url: API root; default ``OPENAI_BASE_URL`` or OpenAI's.
+        api_key: Secret key; default ``OPENAI_API_KEY`` (not needed with a local
+            ``base_url``). Never shown in ``repr`` or logs.
+        max_tokens: Reply limit used when a call gives none.
+        timeout: Seconds per attempt (per piece when streaming).
+        max_retries: Retries on 429 / 5xx / timeouts / connection errors.
+        max_concurrency: Calls in flight at once.
+        cache: A :class:`~hybrid_rag.providers.ResponseCache` or a directory for one;
+            ``None`` caches nothing.
+        strict_schema: Send ``json_schema`` with ``strict: true`` (OpenAI then requires
+            ``additionalProperties: false`` and every property required).
+
+    Raises:
+        ConfigurationError: No API key for OpenAI's own endpoint, or a bad option.
+        ImportError: The ``[openai]`` extra is not installed.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        max_concurrency: int = 8,
+        cache: ResponseCache | str | os.PathLike[str] | None = None,
+        strict_schema: bool = True,
+    ) -> None:
+        self._model = model
+        self._endpoint = _endpoint(base_url)
+        self._max_tokens = max_tokens
+        self._strict = strict_schema
+        make = _client_factory(
+            base_url=self._endpoint, api_key=_api_key(api_key, base_url), timeout=timeout
+        )
+        self._clients: PerLoop[Any] = PerLoop(make)
+        self._policy = CallPolicy(
+            label=f"openai:{model}",
+            timeout=timeout,
+            max_retries=max_retries,
+            max_concurrency=max_concurrency,
+            cache=cache,
+        )
+
+    @property
+    def name(self) -> str:
+        """The model name."""
+        return self._model
+
+    def __repr__(self) -> str:
+        return f"OpenAILLM(model={self._model!r}, base_url={self._endpoint!r})"
+
+    def _params(
+        self, temperature: float, max_tokens: int | None, json_schema: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        params = sampling_params(
+            self._model, temperature=temperature, max_tokens=max_tokens or self._max_tokens
+        )
+        if json_schema is not None:
+            params["response_format"] = response_format(json_schema, strict=self._strict)
+        return params
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        json_schema: Mapping[str, Any] | None = None,
+    ) -> Completion:
+        """Answer a conversation; see :class:`~hybrid_rag.protocols.LLMProvider`."""
+        params = self._params(temperature, max_tokens, json_schema)
+        parts = chat_parts("openai", self._endpoint, self._model, messages, params)
+        return await self._policy.complete(
+            parts,
+            lambda: chat_completion(
+                self._clients.get(), model=self._model, messages=messages, params=params
+            ),
+            check=lambda done: check_json_reply(done, json_schema, self._model),
+        )
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> AsyncIterator[str]:
+        """Answer as text pieces while they arrive (``stream=True``)."""
+        params = self._params(temperature, max_tokens, None)
+        parts = chat_parts("openai", self._endpoint, self._model, messages, params)
+        async for piece in self._policy.stream(
+            parts,
+            lambda: stream_chat(
+                self._clients.get(), model=self._model, messages=messages, params=params
+            ),
+        ):
+            yield piece
+
+
+class OpenAIEmbedder(BatchedEmbedder):
+    """Embeddings from any OpenAI-compatible ``/embeddings`` endpoint, in batches.
+
+    Args:
+        model: e.g. ``"text-embedding-3-small"``, or a vLLM / Ollama model name.
+        base_url: API root; default ``OPENAI_BASE_URL`` or OpenAI's.
+        api_key: Secret key; default ``OPENAI_API_KEY``. Never shown in ``repr``.
+        dimensions: Vector size. Sent to the API (``text-embedding-3-*`` shorten their
+            vectors to it); required for a model whose size is not known here.
+        batch_size: Texts per request (1,000 chunks = 8 requests at 128).
+        timeout, max_retries, max_concurrency, cache: As for :class:`OpenAILLM`.
+
+    Raises:
+        ConfigurationError: Unknown dimension, no API key, or a bad option.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        dimensions: int | None = None,
+        batch_size: int = 128,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        max_concurrency: int = 4,
+        cache: ResponseCache | str | os.PathLike[str] | None = None,
+    ) -> None:
+        self._model = model
+        self._endpoint = _endpoint(base_url)
+        self._dimensions = dimensions
+        make = _client_factory(
+            base_url=self._endpoint, api_key=_api_key(api_key, base_url), timeout=timeout
+        )
+        self._clients: PerLoop[Any] = PerLoop(make)
+        super().__init__(
+            name=model if dimensions is None else f"{model}@{dimensions}",
+            dim=embedding_dim(model, dimensions),
+            batch_size=batch_size,
+            policy=CallPolicy(
+                label=f"openai:{model}",
+                timeout=timeout,
+                max_retries=max_retries,
+                max_concurrency=max_concurrency,
+                cache=cache,
+            ),
+            cache_parts={"provider": "openai", "endpoint": self._endpoint},
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAIEmbedder(model={self._model!r}, base_url={self._endpoint!r})"
+
+    async def _request(self, texts: list[str]) -> list[list[float]]:
+        return await embedding_request(
+            self._clients.get(), model=self._model, texts=texts, dimensions=self._dimensions
+        )
+
+
+def embedding_dim(model: str, dimensions: int | None) -> int:
+    """The vector size of ``model``: ``dimensions`` when given, else a known model's."""
+    if dimensions is not None:
+        if dimensions < 1:
+            raise ConfigurationError(f"dimensions must be >= 1 (got {dimensions})")
+        return dimensions
+    known = _KNOWN_DIMS.get(model)
+    if known is None:
+        raise ConfigurationError(
+            f"unknown vector size of embedding model {model!r}: pass dimensions=<size>"
+        )
+    return known
+
+
+async def embedding_request(
+    client: Any, *, model: str, texts: list[str], dimensions: int | None
+) -> list[list[float]]:
+    """One ``/embeddings`` call on an OpenAI-style async client; rows in input order."""
+    extra: dict[str, Any] = {} if dimensions is None else {"dimensions": dimensions}
+    response = await client.embeddings.create(
+        model=model, input=texts, encoding_format="float", **extra
+    )
+    rows = sorted(response.data, key=lambda item: item.index)
+    return [list(item.embedding) for item in rows]
