@@ -76,6 +76,7 @@ class Prepared:
     extraction: Extraction | None = None
     triples: list[Triple] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
 
     def as_input(self) -> PreparedDocument:
         """What an :class:`~hybrid_rag.protocols.Extractor` reads."""
@@ -381,8 +382,12 @@ class IngestPipeline:
                 )
             )
         if prep.extraction is None:
+            from hybrid_rag.providers._usage import track_usage
+
             t = time.perf_counter()
-            raw = await p.extractor.extract(prep.as_input(), ontology=p.ontology)
+            with track_usage() as meter:  # the extractor's model calls, for the report
+                raw = await p.extractor.extract(prep.as_input(), ontology=p.ontology)
+            prep.usage = meter.usage
             await p.workers.run(lambda: finish(prep, raw, ontology=p.ontology))
             prep.timings["extract_ms"] = _ms(time.perf_counter() - t)
         return prep
@@ -390,7 +395,7 @@ class IngestPipeline:
     async def _write(self, prep: Prepared, *, replacing: bool) -> Usage:
         """Graph and vectors concurrently; the catalog entry is dropped first, written last."""
         p, did = self.parts, prep.doc_id
-        usage = Usage(embedding_calls=1, embedded_texts=len(prep.chunks))
+        usage = prep.usage + Usage(embedding_calls=1, embedded_texts=len(prep.chunks))
         if replacing:
             await p.workers.run(lambda: p.catalog.delete(did))
             p.on_change()
