@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from hybrid_rag._store_meta import read_embedder, record_embedder
-from hybrid_rag._sync import run_sync
+from hybrid_rag._sync import iterate_sync, run_sync
 from hybrid_rag._workers import Workers
 from hybrid_rag.errors import ConfigurationError, HybridRAGError, InputError
 from hybrid_rag.models import Answer, AskMode, DocumentInfo, IngestReport
@@ -656,11 +656,9 @@ class HybridRAG(Closing):
             ...     print(part.delta if isinstance(part, StreamDelta) else "")
         """
 
-        async def collect() -> list[StreamDelta | Answer]:
-            kw = {"docs": docs, "mode": mode, "top_k": top_k, "history": history}
-            return [part async for part in self.astream(question, **kw)]  # type: ignore[arg-type]
-
-        yield from run_sync(collect)
+        yield from iterate_sync(
+            lambda: self.astream(question, docs=docs, mode=mode, top_k=top_k, history=history)
+        )
 
     # --- lifecycle ----------------------------------------------------------------------------
 

@@ -53,11 +53,12 @@ def fact_query(
         contains: lower-case words every matching value must contain.
         facts: fact IRIs to restrict to (used to load provenance for LLM-found facts).
     """
-    parts = [f"SELECT {_SELECT} WHERE {{", _BODY]
+    parts = [f"SELECT {_SELECT} WHERE {{"]
+    if facts:  # first, so the engine starts from the given nodes
+        parts.append("  VALUES ?fact { " + " ".join(iri(f).n3() for f in facts) + " }")
+    parts.append(_BODY)
     if props:
         parts.append("  VALUES ?prop { " + " ".join(iri(p).n3() for p in props) + " }")
-    if facts:
-        parts.append("  VALUES ?fact { " + " ".join(iri(f).n3() for f in facts) + " }")
     for word in contains:
         parts.append(f"  FILTER(CONTAINS(LCASE(STR(?value)), {literal(word).n3()}))")
     if order:

@@ -120,15 +120,22 @@ class Supervisor:
         found = await self._gather(question, docs=docs, mode=mode, top_k=top_k, history=history)
         if isinstance(found, Answer):
             return found
-        answer = self._extractive(found)
         llm = self.parts.llm
-        if llm is not None and (answer.facts or answer.passages):
-            q, facts, passages = found.analysis.question, answer.facts, answer.passages
+        facts = found.kg.facts if found.kg else []
+        passages = found.vec.passages if found.vec else []
+        if llm is None or not (facts or passages):
+            return _finish(self._extractive(found), found)
+        box: list[Answer] = []
+
+        async def extractive() -> None:  # the fallback, written while the model writes
+            box.append(await self.parts.workers.run(lambda: self._extractive(found)))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(extractive)
             synth = await self.parts.composer.synthesise(
-                llm, q, facts, passages, draft=answer.text, deadline=found.deadline
+                llm, found.analysis.question, facts, passages, draft=None, deadline=found.deadline
             )
-            answer = _with_synthesis(answer, synth)
-        return _finish(answer, found)
+        return _finish(_with_synthesis(box[0], synth), found)
 
     async def stream(
         self,
@@ -151,29 +158,30 @@ class Supervisor:
                 yield found.text
             yield found
             return
-        answer = self._extractive(found)
         llm = self.parts.llm
-        if llm is None or not (answer.facts or answer.passages):
+        facts = found.kg.facts if found.kg else []
+        passages = found.vec.passages if found.vec else []
+        if llm is None or not (facts or passages):
+            answer = self._extractive(found)
             if answer.text:
                 yield answer.text
             yield _finish(answer, found)
             return
         first: float | None = None
         synth: Synthesis | ChainError | None = None
-        q, facts, passages = found.analysis.question, answer.facts, answer.passages
         async for part in self.parts.composer.synthesise_stream(
-            llm, q, facts, passages, draft=answer.text, deadline=found.deadline
+            llm, found.analysis.question, facts, passages, draft=None, deadline=found.deadline
         ):
             if isinstance(part, str):
                 first = first or time.perf_counter()
                 yield part
             else:
                 synth = part
+        answer = await self.parts.workers.run(lambda: self._extractive(found))
         answer = _with_synthesis(answer, synth)
         if first is not None:
-            answer = answer.model_copy(
-                update={"timings": {**answer.timings, "first_token_ms": _ms(found.t_chains, first)}}
-            )
+            ms = {**answer.timings, "first_token_ms": _ms(found.t_chains, first)}
+            answer = answer.model_copy(update={"timings": ms})
         yield _finish(answer, found)
 
     async def _gather(
