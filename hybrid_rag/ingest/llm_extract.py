@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -34,13 +34,23 @@ import anyio
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from hybrid_rag._checks import check_int
-from hybrid_rag.errors import LLMError
+from hybrid_rag.errors import LLMError, OntologyError
 from hybrid_rag.ingest.extract import ExtractedFact, Extraction, parse_quantity
 from hybrid_rag.ingest.extractor import OfflineExtractor
 from hybrid_rag.models import ChatMessage, Chunk, PreparedDocument
 from hybrid_rag.protocols import LLMProvider, Ontology
 
-__all__ = ["LLMExtractor", "extraction_schema", "locate_quote", "normalise_name"]
+__all__ = [
+    "ChunkFacts",
+    "ChunkwiseExtractor",
+    "LLMExtractor",
+    "RawFact",
+    "Tally",
+    "checked_fact",
+    "extraction_schema",
+    "locate_quote",
+    "normalise_name",
+]
 
 _SYSTEM = """You extract facts from one passage of a document into a knowledge graph.
 Use only these ontology terms:
@@ -56,7 +66,9 @@ Rules:
 Reply with one JSON object."""
 
 
-class _Fact(BaseModel):
+class RawFact(BaseModel):
+    """One fact as a model states it, before the checks."""
+
     model_config = ConfigDict(extra="ignore")
 
     property: str
@@ -72,7 +84,7 @@ class _Reply(BaseModel):
 
     product: str | None = None
     aliases: list[str] = []
-    facts: list[_Fact] = []
+    facts: list[RawFact] = []
 
 
 def extraction_schema(ontology: Ontology) -> dict[str, Any]:
@@ -128,7 +140,7 @@ def locate_quote(quote: str, text: str) -> str | None:
 
 
 @dataclass(slots=True)
-class _Tally:
+class Tally:
     """Facts dropped, by reason (one warning line per reason)."""
 
     counts: dict[str, int]
@@ -140,50 +152,27 @@ class _Tally:
         return tuple(f"llm: dropped {n} fact(s): {why}" for why, n in sorted(self.counts.items()))
 
 
-class LLMExtractor:
-    """Ontology-constrained extraction with a chat model, on top of the offline patterns.
+ChunkFacts = tuple[list[ExtractedFact], list[str]]
+"""What a model read in one chunk: checked facts, and product names (product, aliases)."""
 
-    Args:
-        llm: the chat model (any :class:`~hybrid_rag.protocols.LLMProvider`).
-        concurrency: chunks sent to the model at once (1..64). The provider's own
-            limit still applies.
-        offline: run the offline pattern extractor first and merge (see the module
-            docstring); ``False`` keeps only what the model finds.
-        max_tokens: the most tokens one chunk's reply may use.
 
-    Raises:
-        InputError: a bad option.
+class ChunkwiseExtractor:
+    """The shared frame of model-backed extractors: offline first, chunks, merge.
 
-    Example:
-        >>> from hybrid_rag.testing import FunctionLLM
-        >>> ex = LLMExtractor(FunctionLLM(lambda m: '{"facts": []}'), concurrency=4)
-        >>> ex.name
-        'llm:function'
+    A subclass implements :meth:`read_chunk` (one chunk -> checked facts and names, with
+    what it dropped counted in ``tally``); this class runs the offline extractor, reads the
+    chunks concurrently within ``concurrency``, and merges (see the module docstring).
     """
 
-    def __init__(
-        self,
-        llm: LLMProvider,
-        *,
-        concurrency: int = 8,
-        offline: bool = True,
-        max_tokens: int = 2000,
-    ) -> None:
+    def __init__(self, *, concurrency: int, offline: bool) -> None:
         check_int(concurrency, name="concurrency", low=1, high=64)
-        check_int(max_tokens, name="max_tokens", low=100, high=100_000)
-        self._llm = llm
         self._concurrency = concurrency
         self._offline = offline
-        self._max_tokens = max_tokens
         self._entities = _EntityNames()
 
-    @property
-    def name(self) -> str:
-        """``llm:<model>``."""
-        return f"llm:{self._llm.name}"
-
-    def __repr__(self) -> str:
-        return f"LLMExtractor(llm={self._llm.name!r}, concurrency={self._concurrency})"
+    async def read_chunk(self, chunk: Chunk, ontology: Ontology, tally: Tally) -> ChunkFacts:
+        """Facts and product names of one chunk (implemented by subclasses)."""
+        raise NotImplementedError
 
     async def extract(self, document: PreparedDocument, *, ontology: Ontology) -> Extraction:
         """Offline facts plus the model's, every one backed by a quote in its chunk.
@@ -196,29 +185,21 @@ class LLMExtractor:
         )
         if not self._offline:
             base = Extraction(base.product, (), (), base.warnings[:1])
-        replies = await self._ask_all(_chunks_of(document), ontology)
-        tally = _Tally({})
-        found: list[ExtractedFact] = []
-        names: list[str] = []
-        for chunk, reply in replies:
-            if reply is None:
-                tally.drop("a chunk's reply did not fit the schema (chunk skipped)")
-                continue
-            found += _checked_facts(chunk, reply, ontology, tally)
-            names += [n for n in (reply.product, *reply.aliases) if n]
+        tally = Tally({})
+        read = await self._read_all(_chunks_of(document), ontology, tally)
+        found = [f for facts, _names in read for f in facts]
+        names = [n for _facts, names in read for n in names]
         return self._merge(base, found, names, tally)
 
-    async def _ask_all(
-        self, chunks: Sequence[Chunk], ontology: Ontology
-    ) -> list[tuple[Chunk, _Reply | None]]:
-        schema = extraction_schema(ontology)
-        system = _SYSTEM.format(vocab=ontology.vocabulary())
-        out: list[tuple[Chunk, _Reply | None] | None] = [None] * len(chunks)
+    async def _read_all(
+        self, chunks: Sequence[Chunk], ontology: Ontology, tally: Tally
+    ) -> list[ChunkFacts]:
+        out: list[ChunkFacts] = [([], [])] * len(chunks)
         limit = anyio.Semaphore(self._concurrency)
 
         async def one(i: int, chunk: Chunk) -> None:
             async with limit:
-                out[i] = (chunk, await self._ask(chunk, system, schema))
+                out[i] = await self.read_chunk(chunk, ontology, tally)
 
         try:
             async with anyio.create_task_group() as tg:
@@ -229,21 +210,10 @@ class LLMExtractor:
             if failures is None:
                 raise
             raise _first(failures) from group
-        return [r for r in out if r is not None]
-
-    async def _ask(self, chunk: Chunk, system: str, schema: Mapping[str, Any]) -> _Reply | None:
-        messages = [
-            ChatMessage(role="system", content=system),
-            ChatMessage(role="user", content=f"<passage>\n{chunk.text}\n</passage>"),
-        ]
-        done = await self._llm.complete(messages, max_tokens=self._max_tokens, json_schema=schema)
-        try:
-            return _Reply.model_validate_json(done.text)
-        except ValidationError:
-            return None
+        return out
 
     def _merge(
-        self, base: Extraction, found: list[ExtractedFact], names: list[str], tally: _Tally
+        self, base: Extraction, found: list[ExtractedFact], names: list[str], tally: Tally
     ) -> Extraction:
         offline_props = {f.prop for f in base.facts if f.object_label is None}
         seen = {_key(f) for f in base.facts}
@@ -273,6 +243,65 @@ class LLMExtractor:
         if f.object_label is None:
             return f
         return _with(f, object_label=self._entities.canonical(f.object_label))
+
+
+class LLMExtractor(ChunkwiseExtractor):
+    """Ontology-constrained extraction with a chat model, on top of the offline patterns.
+
+    Args:
+        llm: the chat model (any :class:`~hybrid_rag.protocols.LLMProvider`).
+        concurrency: chunks sent to the model at once (1..64). The provider's own
+            limit still applies.
+        offline: run the offline pattern extractor first and merge (see the module
+            docstring); ``False`` keeps only what the model finds.
+        max_tokens: the most tokens one chunk's reply may use.
+
+    Raises:
+        InputError: a bad option.
+
+    Example:
+        >>> from hybrid_rag.testing import FunctionLLM
+        >>> ex = LLMExtractor(FunctionLLM(lambda m: '{"facts": []}'), concurrency=4)
+        >>> ex.name
+        'llm:function'
+    """
+
+    def __init__(
+        self,
+        llm: LLMProvider,
+        *,
+        concurrency: int = 8,
+        offline: bool = True,
+        max_tokens: int = 2000,
+    ) -> None:
+        super().__init__(concurrency=concurrency, offline=offline)
+        check_int(max_tokens, name="max_tokens", low=100, high=100_000)
+        self._llm = llm
+        self._max_tokens = max_tokens
+
+    @property
+    def name(self) -> str:
+        """``llm:<model>``."""
+        return f"llm:{self._llm.name}"
+
+    def __repr__(self) -> str:
+        return f"LLMExtractor(llm={self._llm.name!r}, concurrency={self._concurrency})"
+
+    async def read_chunk(self, chunk: Chunk, ontology: Ontology, tally: Tally) -> ChunkFacts:
+        """One structured call for ``chunk``; its facts checked against the chunk's text."""
+        messages = [
+            ChatMessage(role="system", content=_SYSTEM.format(vocab=ontology.vocabulary())),
+            ChatMessage(role="user", content=f"<passage>\n{chunk.text}\n</passage>"),
+        ]
+        schema = extraction_schema(ontology)
+        done = await self._llm.complete(messages, max_tokens=self._max_tokens, json_schema=schema)
+        try:
+            reply = _Reply.model_validate_json(done.text)
+        except ValidationError:
+            tally.drop("a chunk's reply did not fit the schema (chunk skipped)")
+            return [], []
+        names = [n for n in (reply.product, *reply.aliases) if n]
+        return _checked_facts(chunk, reply, ontology, tally), names
 
 
 def _first(group: BaseExceptionGroup[LLMError]) -> LLMError:
@@ -319,29 +348,39 @@ def _chunks_of(document: PreparedDocument) -> list[Chunk]:
 
 
 def _checked_facts(
-    chunk: Chunk, reply: _Reply, ontology: Ontology, tally: _Tally
+    chunk: Chunk, reply: _Reply, ontology: Ontology, tally: Tally
 ) -> list[ExtractedFact]:
-    known = {p.name: p for p in ontology.properties()}
-    classes = {c.name for c in ontology.classes()}
     out: list[ExtractedFact] = []
     for raw in reply.facts:
-        prop = known.get(raw.property)
-        if prop is None:
-            tally.drop("property not in the ontology")
-            continue
-        quote = locate_quote(raw.quote, chunk.text)
-        if quote is None:
-            tally.drop("quote not found in its chunk")
-            continue
-        fact = _fact(raw, prop.name, quote, chunk, ontology, unit=prop.unit, kind=prop.kind)
-        if fact.object_label is not None and fact.object_class not in classes:
-            fact = _with(fact, object_class=None)
-        out.append(fact)
+        fact = checked_fact(raw, chunk, ontology, tally)
+        if fact is not None:
+            out.append(fact)
     return out
 
 
+def checked_fact(
+    raw: RawFact, chunk: Chunk, ontology: Ontology, tally: Tally
+) -> ExtractedFact | None:
+    """``raw`` as a fact of ``chunk``, or ``None`` (counted in ``tally``) when its property
+    is not in the ontology or its quote is not in the chunk."""
+    try:
+        prop = ontology.property(raw.property)
+    except OntologyError:
+        tally.drop("property not in the ontology")
+        return None
+    quote = locate_quote(raw.quote, chunk.text)
+    if quote is None:
+        tally.drop("quote not found in its chunk")
+        return None
+    fact = _fact(raw, prop.name, quote, chunk, ontology, unit=prop.unit, kind=prop.kind)
+    classes = {c.name for c in ontology.classes()}
+    if fact.object_label is not None and fact.object_class not in classes:
+        fact = _with(fact, object_class=None)
+    return fact
+
+
 def _fact(
-    raw: _Fact,
+    raw: RawFact,
     prop: str,
     quote: str,
     chunk: Chunk,
