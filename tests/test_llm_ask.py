@@ -7,12 +7,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
-from hybrid_rag import HybridRAG
+from hybrid_rag import HybridRAG, InputError
 from hybrid_rag.ask.analysis import ScopeView
 from hybrid_rag.ask.compose import AnswerComposer
 from hybrid_rag.ask.grounding import check_grounding, renumber
@@ -290,3 +291,71 @@ def test_injected_instructions_neither_write_nor_change_the_answer(tmp_path: Pat
     assert after == before and not any("urn:evil" in v for row in before for v in row)
     assert all(a.error for a in gen.sparql if a.origin != "template")
     assert ans.text is not None and re.search(r"61\s*°C", ans.text)
+
+
+class _SlowStreamLLM(FunctionLLM):
+    """A model double whose stream pauses between pieces (to see pieces arrive live)."""
+
+    async def stream(  # type: ignore[override]
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> AsyncIterator[str]:
+        self.calls.append(list(messages))
+        for piece in ("Examplon ", "flashes at ", "-18 °C [1]."):
+            yield piece
+            await asyncio.sleep(0.2)
+
+
+def test_sync_stream_hands_over_each_piece_as_it_arrives(rag: HybridRAG) -> None:
+    seen: list[tuple[float, object]] = []
+    with rag.override(llm=_SlowStreamLLM(lambda _m: "")):
+        t0 = time.perf_counter()
+        for part in rag.stream(EXAMPLON):
+            seen.append((time.perf_counter() - t0, part))
+    first, last = seen[0], seen[-1]
+    assert isinstance(first[1], StreamDelta) and isinstance(last[1], Answer)
+    assert last[0] - first[0] >= 0.5  # the first piece came before the model had finished
+    assert last[1].text == "Examplon flashes at -18 °C [1]."
+
+
+def test_sync_stream_works_inside_a_running_loop_and_raises_input_errors(rag: HybridRAG) -> None:
+    async def notebook_cell() -> list[object]:
+        return list(rag.stream(EXAMPLON))
+
+    parts = asyncio.run(notebook_cell())
+    assert isinstance(parts[-1], Answer)
+    with pytest.raises(InputError):
+        list(rag.stream(""))
+
+
+# --- hybrid-rag eval --llm -----------------------------------------------------------------
+
+
+def test_eval_with_llm_answers_through_the_endpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from hybrid_rag.cli import app
+
+    corpus = tmp_path / "corpus"
+    sample_pdfs(corpus / "samples")
+    item = {"id": "S1", "type": "fact", "question": EXAMPLON, "accept": ["-18 °C"],
+            "docs": ["samples/examplon-solvent-99.pdf"], "evidence": []}  # fmt: skip
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text(json.dumps(item) + "\n")
+    out, summary = tmp_path / "rows.jsonl", tmp_path / "summary.json"
+    with FakeLLMServer(chat=lambda _body: "Examplon Solvent 99%: -18 °C [1].") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        args = ["eval", str(qa), "--corpus", str(corpus), "--out", str(out), "--embedder",
+                "hashing", "--llm", "openai:gpt-test", "--summary-out", str(summary)]  # fmt: skip
+        result = CliRunner().invoke(app, args)
+        asked = server.calls("/chat/completions")
+    assert result.exit_code == 0, result.output
+    row = json.loads(out.read_text().splitlines()[0])
+    assert row["llm_calls"] == 1 and row["correct"] and len(asked) == 1
+    assert json.loads(summary.read_text())["llm"] == "openai:gpt-test"
