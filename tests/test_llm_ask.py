@@ -106,6 +106,7 @@ def test_unsure_question_is_read_by_the_model_with_a_schema(rag: HybridRAG) -> N
     assert schema is not None and schema["title"] == "routing"
     assert "<question>" in str(seen[0]["q"])
     assert len(llm.calls) == 1 and ans.facts and ans.facts[0].predicate == "flashPoint"
+    assert ans.usage.llm_calls == 1  # the router's call counts in the answer's usage
     assert {f.doc_id for f in ans.facts} == {"examplon-solvent-99"}
 
 

@@ -200,16 +200,23 @@ class Supervisor:
         doc_list = check_docs(docs)
         scope, scoped = await self._scope(doc_list)
         view = await self.parts.workers.run(lambda: self._view(scope, scoped))
-        analysis = await self.parts.router.route(question, scope=view, history=turns)
+        from hybrid_rag.providers._usage import track_usage
+
+        with track_usage() as routing:  # an LLM router's calls count in Answer.usage
+            analysis = await self.parts.router.route(question, scope=view, history=turns)
         t_route = time.perf_counter()
         if analysis.answered_directly:
-            return _direct(analysis, mode=mode, scope=doc_list, t0=t0)
+            direct = _direct(analysis, mode=mode, scope=doc_list, t0=t0)
+            return direct.model_copy(update={"usage": routing.usage})
         kg, vec, chain_ms = await self._chains(
             analysis, mode=mode, scope=scope, scoped=scoped, top_k=k or self.parts.top_k
         )
         timings = {"analyse_ms": _ms(t0, t_route), "retrieve_ms": _ms(t_route), **chain_ms}
         deadline = t0 + self.parts.timeout
-        return _Found(analysis, kg, vec, mode, doc_list, t0, time.perf_counter(), timings, deadline)
+        return _Found(
+            analysis, kg, vec, mode, doc_list, t0, time.perf_counter(), timings, deadline,
+            routing.usage,
+        )  # fmt: skip
 
     async def _scope(self, docs: list[str] | None) -> tuple[list[str], bool]:
         known = [d.doc_id for d in await self.parts.workers.run(self.parts.catalog.list)]
@@ -274,7 +281,7 @@ class Supervisor:
         facts = kg.facts if kg else []
         passages = vec.passages if vec else []
         errors = [*(kg.errors if kg else []), *(vec.errors if vec else [])]
-        usage = (kg.usage if kg else Usage()) + (vec.usage if vec else Usage())
+        usage = found.routing + (kg.usage if kg else Usage()) + (vec.usage if vec else Usage())
         composed = self.parts.composer.extractive(a, facts, passages)
         text = composed.text
         sources: list[Literal["kg", "vector"]] = []
@@ -313,6 +320,7 @@ class _Found:
     t_chains: float
     timings: dict[str, float]
     deadline: float
+    routing: Usage
 
 
 def _with_synthesis(answer: Answer, synth: Synthesis | ChainError | None) -> Answer:
