@@ -1,14 +1,25 @@
 """Measure offline extraction over the SDS corpus: coverage per property, speed, names.
 
 Runs :func:`hybrid_rag.ingest.extract.extract_offline` over every PDF under the corpus
-folder and writes a JSON report: in how many documents each property got a stated (or
-unavailable) value, extraction time against pypdf's text-extraction time, the documents
-whose product name fell back to the file name, and (with ``--qa``) whether the facts
-carry the values quoted as evidence in an eval question file.
+folder and writes a JSON report:
+
+* per property, in how many documents it got a stated (or unavailable) value, in how many
+  the sheet prints one of its labels (``printed``: a label on word boundaries, inside the
+  property's SDS section when the ontology binds it to one -- a proxy, since a label can
+  be printed without a value), and how often a value was found where a label is printed
+  (``found_when_printed``);
+* a hand-checked sample (``--handcheck``, one JSON object per line: ``doc``, ``field``,
+  ``expect`` = a verbatim piece of the value the sheet prints or ``null`` when it prints
+  none, optional ``not`` = text of the next item that must not be in the value, optional
+  ``status``): precision and recall per field;
+* extraction time against pypdf's text-extraction time, the documents whose product name
+  fell back to the file name, and (with ``--qa``) whether the facts carry the values
+  quoted as evidence in an eval question file.
 
 Usage::
 
-    .venv/bin/python benchmarks/extraction_coverage.py [--corpus DIR] [--qa FILE] [--out FILE]
+    .venv/bin/python benchmarks/extraction_coverage.py [--corpus DIR] [--qa FILE] \
+        [--handcheck FILE] [--out FILE]
 """
 
 from __future__ import annotations
@@ -26,6 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus" / "sds"
 DEFAULT_QA = ROOT.parent / "shared" / "eval" / "qa-public.jsonl"
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "extraction_coverage.json"
+DEFAULT_HANDCHECK = ROOT / "benchmarks" / "data" / "extraction_handcheck.jsonl"
+_SECTION_HEAD = re.compile(r"^\s*(?:SECTION\s*(\d{1,2})\b|Section\s*(\d{1,2})\s*:)", re.M)
 
 
 def _load_pages(path: Path) -> tuple[list[Any], float]:
@@ -42,6 +55,75 @@ def _load_pages(path: Path) -> tuple[list[Any], float]:
 
 def _squash(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _sections(pages: list[Any]) -> dict[int, str]:
+    """Text per SDS section number (the document's text between section headings)."""
+    text = "\n".join(p.text for p in pages)
+    marks = [(m.start(), int(m.group(1) or m.group(2))) for m in _SECTION_HEAD.finditer(text)]
+    out: dict[int, str] = {}
+    for (start, num), nxt in zip(marks, [*marks[1:], (len(text), 0)][: len(marks)], strict=True):
+        out[num] = out.get(num, "") + text[start : nxt[0]]
+    return out
+
+
+def _label_patterns(ontology: Any) -> dict[str, re.Pattern[str]]:
+    out = {}
+    for p in ontology.properties():
+        if p.kind != "datatype":
+            continue
+        words = sorted({_norm(label) for label in p.labels if len(label) > 2}, key=len)[::-1]
+        alts = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in words)
+        out[p.name] = re.compile(rf"(?<![\w])(?:{alts})(?![\w])", re.IGNORECASE)
+    return out
+
+
+def _printed(pages: list[Any], ontology: Any, patterns: dict[str, re.Pattern[str]]) -> set[str]:
+    """Properties one of whose labels the sheet prints (inside the property's section)."""
+    whole = "\n".join(p.text for p in pages)
+    by_section = _sections(pages)
+    found = set()
+    for name, pattern in patterns.items():
+        section = ontology.section(name)
+        text = whole if section is None else by_section.get(section, "")
+        if pattern.search(text):
+            found.add(name)
+    return found
+
+
+def _grade(rows: list[dict[str, Any]], results: dict[str, Any]) -> dict[str, Any]:
+    """Precision / recall per field of the hand-checked sample."""
+    per: dict[str, Counter[str]] = {}
+    for row in rows:
+        facts = [f for f in results.get(row["doc"], []) if f["prop"] == row["field"]]
+        per.setdefault(row["field"], Counter())[_verdict(row, facts)] += 1
+    out: dict[str, Any] = {}
+    for field, c in sorted(per.items()):
+        got = c["tp"] + c["wrong"] + c["fp"]
+        want = c["tp"] + c["wrong"] + c["fn"]
+        out[field] = {
+            **dict(c),
+            "precision": round(c["tp"] / got, 3) if got else None,
+            "recall": round(c["tp"] / want, 3) if want else None,
+        }
+    return out
+
+
+def _verdict(row: dict[str, Any], facts: list[dict[str, Any]]) -> str:
+    """tp (right value), wrong (a value, not the right one), fn (none), fp / tn (the sheet
+    prints none: a value / no value)."""
+    if row["expect"] is None:
+        return "fp" if any(f["status"] == "stated" for f in facts) else "tn"
+    if not facts:
+        return "fn"
+    value = _norm(facts[0]["value"])
+    ok = _norm(row["expect"]) in value and not (row.get("not") and _norm(row["not"]) in value)
+    ok = ok and facts[0]["status"] == row.get("status", "stated")
+    return "tp" if ok else "wrong"
 
 
 def _qa_check(qa_path: Path, results: dict[str, Any]) -> dict[str, Any]:
@@ -77,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="folder of PDFs")
     parser.add_argument("--qa", type=Path, default=DEFAULT_QA, help="eval questions (jsonl)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON report path")
+    parser.add_argument(
+        "--handcheck", type=Path, default=DEFAULT_HANDCHECK, help="hand-checked sample (jsonl)"
+    )
     parser.add_argument("--limit", type=int, default=0, help="only the first N PDFs (0 = all)")
     args = parser.parse_args(argv)
 
@@ -92,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     stated: Counter[str] = Counter()
     unavailable: Counter[str] = Counter()
+    printed: Counter[str] = Counter()
+    found_printed: Counter[str] = Counter()
+    patterns = _label_patterns(ontology)
     fallbacks: list[str] = []
     results: dict[str, Any] = {}
     pypdf_s = extract_s = 0.0
@@ -108,10 +196,14 @@ def main(argv: list[str] | None = None) -> int:
         extract_s += time.perf_counter() - t0
         stated.update({f.prop for f in ex.facts if f.status == "stated"})
         unavailable.update({f.prop for f in ex.facts if f.status == "unavailable"})
+        shown = _printed(pages, ontology, patterns)
+        printed.update(shown)
+        found_printed.update(shown & {f.prop for f in ex.facts})
         if any("no product name" in w for w in ex.warnings):
             fallbacks.append(rel)
         results[rel] = [
-            {"prop": f.prop, "value": f.value, "quote": f.quote, "page": f.page} for f in ex.facts
+            {"prop": f.prop, "value": f.value, "quote": f.quote, "page": f.page, "status": f.status}
+            for f in ex.facts
         ]
     report = {
         "documents": len(results),
@@ -119,16 +211,26 @@ def main(argv: list[str] | None = None) -> int:
         "extract_seconds": round(extract_s, 3),
         "extract_vs_pypdf": round(extract_s / pypdf_s, 4) if pypdf_s else None,
         "properties": {
-            p.name: {"stated": stated.get(p.name, 0), "unavailable": unavailable.get(p.name, 0)}
+            p.name: {
+                "stated": stated.get(p.name, 0),
+                "unavailable": unavailable.get(p.name, 0),
+                "printed": printed.get(p.name, 0),
+                "found_when_printed": round(found_printed[p.name] / printed[p.name], 3)
+                if printed.get(p.name)
+                else None,
+            }
             for p in sorted(ontology.properties(), key=lambda p: -stated.get(p.name, 0))
         },
         "product_name_fallbacks": fallbacks,
     }
     if args.qa.is_file():
         report["qa_evidence"] = _qa_check(args.qa, results)
+    if args.handcheck.is_file():
+        rows = [json.loads(x) for x in args.handcheck.read_text(encoding="utf-8").splitlines() if x]
+        report["handcheck"] = _grade(rows, results)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
-    summary = {k: v for k, v in report.items() if k not in ("properties",)}
+    summary = {k: v for k, v in report.items() if k not in ("properties", "handcheck")}
     print(json.dumps(summary, indent=2, ensure_ascii=False)[:4000])
     print(f"report written to {args.out}")
     return 0

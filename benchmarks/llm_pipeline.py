@@ -61,7 +61,7 @@ RESULTS = HERE / "results" / "llm_pipeline.json"
 NS = "http://hybrid-rag.org/msds#"
 
 TEMPLATE_Q = "What is the flash point of Examplon Solvent 99%?"
-ROUTED_Q = "How easily does the solvent from Examplon catch fire?"
+ROUTED_Q = "Is Examplon's solvent something that ignites readily?"
 SPARQL_Q = "Tell me about dangerous goods transport"
 _FLASH_SPARQL = f"SELECT ?fact WHERE {{ ?fact <{HR}property> <{NS}flashPoint> }}"
 

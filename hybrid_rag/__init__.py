@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from hybrid_rag.ask.compose import AnswerComposer
     from hybrid_rag.errors import (
         ConfigurationError,
         DocumentError,
@@ -36,24 +37,34 @@ if TYPE_CHECKING:
         Fact,
         IngestReport,
         Passage,
+        PreparedDocument,
         SparqlAttempt,
         Usage,
     )
     from hybrid_rag.protocols import (
         Catalog,
         Embedder,
+        Extractor,
         GraphStore,
         LLMProvider,
         Ontology,
+        OntologyMatching,
+        QuestionRouter,
         VectorHit,
         VectorStore,
     )
-    from hybrid_rag.rag import HybridRAG
+    from hybrid_rag.rag import HybridRAG, StreamDelta
     from hybrid_rag.rdf import SparqlResult, Term
 
 __version__ = "0.1.0"
 
 _LAZY = {
+    "Extractor": "hybrid_rag.protocols",
+    "QuestionRouter": "hybrid_rag.protocols",
+    "OntologyMatching": "hybrid_rag.protocols",
+    "PreparedDocument": "hybrid_rag.models",
+    "StreamDelta": "hybrid_rag.rag",
+    "AnswerComposer": "hybrid_rag.ask.compose",
     "Answer": "hybrid_rag.models",
     "Catalog": "hybrid_rag.protocols",
     "ChainError": "hybrid_rag.models",
@@ -108,6 +119,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Answer",
+    "AnswerComposer",
     "Catalog",
     "ChainError",
     "ChatMessage",
@@ -121,6 +133,7 @@ __all__ = [
     "EmptyDocumentError",
     "EncryptedDocumentError",
     "Evidence",
+    "Extractor",
     "Fact",
     "GraphStore",
     "HybridRAG",
@@ -132,11 +145,15 @@ __all__ = [
     "LLMProvider",
     "Ontology",
     "OntologyError",
+    "OntologyMatching",
     "Passage",
+    "PreparedDocument",
+    "QuestionRouter",
     "SparqlAttempt",
     "SparqlResult",
     "SparqlValidationError",
     "StoreError",
+    "StreamDelta",
     "Term",
     "UnsupportedFormatError",
     "Usage",

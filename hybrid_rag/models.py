@@ -120,7 +120,12 @@ class PreparedDocument(_Model):
 
 
 class Passage(_Model):
-    """A retrieved chunk with its fused score and its rank in each retriever (1-based)."""
+    """A retrieved chunk with its fused score and its rank in each retriever (1-based).
+
+    ``section`` is the document section the chunk starts in, when the chunker saw one
+    ("SECTION 4: First-aid measures"); ``ranks`` may hold ``"section"`` for chunks read
+    from the section a procedure question asks about.
+    """
 
     doc_id: str
     page: int = Field(ge=1)
@@ -128,6 +133,7 @@ class Passage(_Model):
     text: str
     score: float
     ranks: dict[str, int] = Field(default_factory=dict)
+    section: str | None = None
 
 
 class SparqlAttempt(_Model):

@@ -6,10 +6,13 @@ takes already-parsed definitions and does no I/O. :func:`load_ontology` resolves
 bundled ontology by name (``"msds"``), a user's ``.ttl`` path, or passes an existing
 ontology through.
 
-Besides the protocol, a :class:`TurtleOntology` offers :meth:`~TurtleOntology.match_properties`
-(which properties a question talks about, by labels and alternative labels) and the
-extraction hints ``value_kind`` / ``value_pattern`` read from the ``msds:valueKind`` and
-``msds:valuePattern`` annotations.
+Besides the protocol, a :class:`TurtleOntology` implements
+:class:`~hybrid_rag.protocols.OntologyMatching`:
+:meth:`~TurtleOntology.match_properties` (which properties a question talks about, by
+labels, alternative labels and the search-only ``skos:hiddenLabel`` forms people use,
+matched on word stems) and the extraction hints ``value_kind`` / ``value_pattern`` /
+``section`` / ``read_from`` read from the ``msds:valueKind``, ``msds:valuePattern``,
+``msds:section`` and ``msds:readFrom`` annotations.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from hybrid_rag._vocab import RDF_TYPE
 from hybrid_rag.errors import OntologyError
 from hybrid_rag.protocols import ClassDef, Ontology, PropertyDef
+from hybrid_rag.text import suffix_stem
 
 if TYPE_CHECKING:
     from hybrid_rag.rdf import Triple
@@ -36,6 +40,8 @@ __all__ = ["TurtleOntology", "load_ontology", "normalize_label", "slugify"]
 _RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 _OWL = "http://www.w3.org/2002/07/owl#"
 _SKOS_ALT = "http://www.w3.org/2004/02/skos/core#altLabel"
+_SKOS_HIDDEN = "http://www.w3.org/2004/02/skos/core#hiddenLabel"
+_HINTS = ("valueKind", "valuePattern", "section")
 _SAFE_LOCAL = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _MAX_SLUG = 80
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -64,16 +70,15 @@ def slugify(label: str, *, max_length: int = _MAX_SLUG) -> str:
     return slug
 
 
-def _stem(token: str) -> str:
-    if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
-        return token[:-1]
-    return token
-
-
 def normalize_label(text: str) -> list[str]:
-    """Lower-case ASCII tokens of ``text`` with a light plural stem (``"Odors"`` -> ``odor``)."""
+    """Lower-case ASCII tokens of ``text``, each reduced to a light stem.
+
+    Plurals and ``-ed`` / ``-ing`` endings and a final ``e`` go
+    (:func:`hybrid_rag.text.suffix_stem`), so ``"Odors"`` and ``"odor"``, ``"boils"``,
+    ``"boiling"`` and ``"boil"``, ``"swallowed"`` and ``"swallow"`` give the same token.
+    """
     folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    return [_stem(t) for t in _TOKEN.findall(folded.lower()) if t != "s"]
+    return [suffix_stem(t) for t in _TOKEN.findall(folded.lower()) if t != "s"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +97,12 @@ class TurtleOntology:
         classes: class definitions.
         properties: property definitions.
         annotations: per property local name, extra annotations (``valueKind``,
-            ``valuePattern``) as plain strings.
+            ``valuePattern``, ``section``) as plain strings.
+        search_labels: per property local name, search-only labels (``skos:hiddenLabel``:
+            the verbs, adjectives and paraphrases people use in questions). They feed
+            :meth:`match_properties` only, never display or extraction.
+        read_from: per property local name, the properties whose values may also carry
+            its value (``msds:readFrom``).
         source: where the definitions came from, for error messages.
     """
 
@@ -103,6 +113,8 @@ class TurtleOntology:
         classes: Sequence[ClassDef],
         properties: Sequence[PropertyDef],
         annotations: dict[str, dict[str, str]] | None = None,
+        search_labels: dict[str, tuple[str, ...]] | None = None,
+        read_from: dict[str, tuple[str, ...]] | None = None,
         source: str = "<memory>",
     ) -> None:
         if not properties:
@@ -114,6 +126,8 @@ class TurtleOntology:
         self._by_iri = {p.iri: p for p in self._props}
         self._class_iris = {c.iri for c in self._classes}
         self._annotations = dict(annotations or {})
+        self._search = dict(search_labels or {})
+        self._read_from = dict(read_from or {})
         self._source = source
         self._label_index: _LabelIndex | None = None
 
@@ -230,13 +244,28 @@ class TurtleOntology:
         """The regular expression a stated value must contain, if annotated."""
         return self._annotations.get(name, {}).get("valuePattern")
 
+    def section(self, name: str) -> int | None:
+        """The numbered section (``msds:section``) the property's values are printed in."""
+        value = self._annotations.get(name, {}).get("section")
+        return int(value) if value is not None and value.isdigit() else None
+
+    def read_from(self, name: str) -> tuple[str, ...]:
+        """Properties whose stated values may also carry this one's (``msds:readFrom``)."""
+        return self._read_from.get(name, ())
+
+    def search_labels(self, name: str) -> tuple[str, ...]:
+        """The property's search-only labels (``skos:hiddenLabel``)."""
+        return self._search.get(name, ())
+
     def match_properties(self, text: str) -> list[tuple[PropertyDef, float]]:
         """Which properties ``text`` (typically a question) talks about.
 
-        Labels and alternative labels are matched on token boundaries, ignoring case,
+        Labels, alternative labels and search-only labels (``skos:hiddenLabel``: "boil",
+        "look like", "breathe in") are matched on token boundaries, ignoring case,
         accents, punctuation and spacing (``auto-ignition`` = ``autoignition``,
-        ``UN-no`` = ``UN no``) and simple plurals. Longer matches win where matches
-        overlap. Scores lie in (0, 1); longer labels score higher.
+        ``UN-no`` = ``UN no``) and inflection (``boils`` / ``boiling`` = ``boil``).
+        Longer matches win where matches overlap. Scores lie in (0, 1); longer labels
+        score higher.
 
         Returns:
             ``(property, score)`` pairs, best first, each property once.
@@ -268,7 +297,7 @@ class TurtleOntology:
             by_squash: dict[str, list[tuple[str, int]]] = {}
             max_tokens = 1
             for p in self._props:
-                for label in {*p.labels, _split_camel(p.name)}:
+                for label in {*p.labels, *self.search_labels(p.name), _split_camel(p.name)}:
                     toks = normalize_label(label)
                     if not toks:
                         continue
@@ -323,6 +352,8 @@ def _from_graph(graph: Any, *, source: str) -> TurtleOntology:
     }
     props: list[PropertyDef] = []
     annotations: dict[str, dict[str, str]] = {}
+    search: dict[str, tuple[str, ...]] = {}
+    read_from: dict[str, tuple[str, ...]] = {}
     for kind, type_iri in kinds.items():
         for subj in sorted(graph.subjects(RDF.type, type_iri), key=str):
             if not isinstance(subj, URIRef):
@@ -331,6 +362,11 @@ def _from_graph(graph: Any, *, source: str) -> TurtleOntology:
             props.append(pdef)
             if extra:
                 annotations[pdef.name] = extra
+            if hidden := _values(graph, pdef.iri, _SKOS_HIDDEN):
+                search[pdef.name] = tuple(hidden)
+            ns = pdef.iri[: len(pdef.iri) - len(pdef.name)]
+            if sources := _values(graph, pdef.iri, ns + "readFrom"):
+                read_from[pdef.name] = tuple(_local(v) for v in sources)
     if not props:
         raise OntologyError(f"ontology {source} defines no properties")
     classes = [_class(graph, iri) for iri in sorted(class_iris) if not iri.startswith("_")]
@@ -340,6 +376,8 @@ def _from_graph(graph: Any, *, source: str) -> TurtleOntology:
         classes=classes,
         properties=props,
         annotations=annotations,
+        search_labels=search,
+        read_from=read_from,
         source=source,
     )
 
@@ -375,11 +413,7 @@ def _property(graph: Any, iri: str, kind: str) -> tuple[PropertyDef, dict[str, s
     ns = iri[: len(iri) - len(name)]
     label = _first(graph, iri, _RDFS + "label") or _split_camel(name)
     alts = tuple(a for a in _values(graph, iri, _SKOS_ALT) if a != label)
-    extra = {
-        key: val
-        for key in ("valueKind", "valuePattern")
-        if (val := _first(graph, iri, ns + key)) is not None
-    }
+    extra = {key: val for key in _HINTS if (val := _first(graph, iri, ns + key)) is not None}
     pdef = PropertyDef(
         iri=iri,
         name=name,

@@ -21,6 +21,12 @@ from hybrid_rag import (
 
 EXPECTED_ALL = {
     "Answer",
+    "AnswerComposer",
+    "Extractor",
+    "OntologyMatching",
+    "PreparedDocument",
+    "QuestionRouter",
+    "StreamDelta",
     "Catalog",
     "ChainError",
     "ChatMessage",

@@ -275,3 +275,119 @@ def test_real_corpus_sample(onto: Ontology) -> None:
             fp = _one(ex, "flashPoint")
             assert fp.number == -20.0 and fp.page == 4
             assert ex.product == "Acetone, HPLC Grade"
+
+
+SECTIONS_P1 = """Laballey.com Page 1 of 3
+SECTION 1: Identification
+Emergency Phone # US & Canada: 1-800-535-5053 INFOTRAC
+International 1-352-323-3500 INFOTRAC
+SECTION 2: Hazards identification
+Hazard statements Highly flammable liquid and vapor.
+Harmful if swallowed.
+Precautionary statements
+IF INHALED: Remove person to fresh air.
+SECTION 3: Composition
+Chemical name CAS number EC number Concentration
+SECTION 4: First aid measures
+4.1 Description of first-aid measures
+If inhaled Remove victim to fresh air and keep at rest in a position comfortable for
+breathing. Call a poison center.
+In case of skin contact                     :Take off immediately all contaminated clothing.
+Rinse skin with water.
+In case of eye contact                      :Immediately flush eyes with plenty of water.
+If swallowed Rinse mouth.
+4.2 Most important symptoms and effects, both acute and delayed
+Nausea, vomiting.
+SECTION 5: Firefighting measures
+5.2 Specific hazards arising from the substance or mixture
+"""
+SECTIONS_P2 = """Laballey.com Page 2 of 3
+Vapors may form explosive mixtures with air.
+5.3 Special protective equipment and precautions for firefighters
+Wear self-contained breathing apparatus.
+SECTION 6: Accidental release measures
+6.3 Methods and materials for containment and cleaning up
+Absorb with sand. Place into a container for disposal.
+SECTION 7: Handling and storage
+7.1 Precautions for safe handling
+Avoid contact with eyes.
+7.2 Conditions for safe storage, including any incompatibilities
+Store in a cool place. Keep at 2-8 °C.
+SECTION 9: Physical and chemical properties
+Appearance Clear, colorless liquid
+Color No information available
+SECTION 11: Toxicological information
+Acute toxicity
+Component LD50 Oral LD50 Dermal LC50 Inhalation
+Acetonitrile 617 mg/kg - 3587 ppm, 4h
+SECTION 13: Disposal considerations
+13.1 Waste Disposal Methods
+Dispose of in accordance with local regulations.
+SECTION 15: Regulatory information
+CERCLA Hazardous Substance List (40 CFR 302.4)
+Listed, Acetonitrile (CAS #75-05-8), RQ: 5000 lb.
+California Proposition 65
+Not listed.
+"""
+
+
+@pytest.fixture(scope="module")
+def sections(onto: Ontology) -> Extraction:
+    return extract_offline(_pages(SECTIONS_P1, SECTIONS_P2), ontology=onto)
+
+
+def test_first_aid_is_split_by_route(sections: Extraction) -> None:
+    inh = _one(sections, "firstAidInhalation")
+    assert inh.value == (
+        "Remove victim to fresh air and keep at rest in a position comfortable for "
+        "breathing. Call a poison center."
+    )  # a wrapped line in lower case continues; the "IF INHALED" of section 2 is no route
+    assert inh.page == 1 and inh.quote.startswith("If inhaled") and inh.quote in SECTIONS_P1
+    assert _one(sections, "firstAidSkin").value == (
+        "Take off immediately all contaminated clothing. Rinse skin with water."
+    )
+    assert _one(sections, "firstAidEyes").value == "Immediately flush eyes with plenty of water."
+    assert _one(sections, "firstAidIngestion").value == "Rinse mouth."
+    assert _one(sections, "symptoms").value == "Nausea, vomiting."
+
+
+def test_procedures_are_cut_at_the_next_item(sections: Extraction) -> None:
+    # a heading at the end of a page continues on the next page (without its header line)
+    spec = _one(sections, "specificHazards")
+    assert (spec.value, spec.page) == ("Vapors may form explosive mixtures with air.", 2)
+    assert (
+        _one(sections, "firefightingProtection").value == "Wear self-contained breathing apparatus."
+    )
+    assert _one(sections, "spillCleanup").value.startswith("Absorb with sand.")
+    assert _one(sections, "handlingPrecautions").value == "Avoid contact with eyes."
+    assert _one(sections, "storageConditions").value == "Store in a cool place. Keep at 2-8 °C."
+    assert (
+        _one(sections, "disposalMethods").value
+        == "Dispose of in accordance with local regulations."
+    )
+    assert _one(sections, "hazardStatement").value == (
+        "Highly flammable liquid and vapor. Harmful if swallowed."
+    )
+    texts = {1: SECTIONS_P1, 2: SECTIONS_P2}
+    assert all(f.quote in texts[f.page] for f in sections.facts)
+
+
+def test_values_printed_inside_other_lines_are_found(sections: Extraction) -> None:
+    temp = _one(sections, "storageTemperature")
+    assert (temp.value, temp.number, temp.unit) == ("Keep at 2-8 °C.", 2.0, "°C")
+    assert temp.quote == _one(sections, "storageConditions").quote
+    colour = [f for f in sections.facts if f.prop == "color"]
+    assert [(f.status, f.value) for f in colour] == [("stated", "Clear, colorless liquid")]
+
+
+def test_toxicity_table_and_regulatory_lines(sections: Extraction) -> None:
+    oral = _one(sections, "ld50Oral")
+    assert (oral.value, oral.number, oral.unit) == ("617 mg/kg", 617.0, "mg/kg")
+    assert oral.quote == "Acetonitrile 617 mg/kg - 3587 ppm, 4h"
+    assert not [f for f in sections.facts if f.prop == "ld50Dermal"]  # "-": not stated
+    assert _one(sections, "lc50Inhalation").value == "3587 ppm, 4h"
+    assert _one(sections, "cerclaStatus").value.startswith("Listed, Acetonitrile")
+    assert _one(sections, "prop65").value == "Not listed."
+    intl = _one(sections, "emergencyPhoneInternational")
+    assert intl.value == "1-352-323-3500 INFOTRAC"
+    assert "535-5053" in _one(sections, "emergencyPhone").value

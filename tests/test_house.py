@@ -275,3 +275,30 @@ def test_ingest_return_type_checks_under_mypy_strict(tmp_path: Path) -> None:
     )
     out, err, code = mypy_api.run(["--strict", str(snippet)])  # reuses .mypy_cache
     assert code == 0, out + err
+
+
+# --- usage: what providers report reaches IngestReport.usage and Answer.usage ---------------
+
+
+def test_provider_usage_reaches_reports_and_answers(samples: list[Path], tmp_path: Path) -> None:
+    pytest.importorskip("openai")
+    from hybrid_rag.providers.openai import OpenAIEmbedder, OpenAILLM
+    from hybrid_rag.testing.llm_server import FakeLLMServer
+
+    with FakeLLMServer(dim=8) as server:
+
+        def embedder() -> OpenAIEmbedder:
+            return OpenAIEmbedder(
+                "e", base_url=server.openai_url, api_key="k", dimensions=8, cache=tmp_path
+            )
+
+        llm = OpenAILLM("m", base_url=server.openai_url, api_key="k", timeout=5.0)
+        with HybridRAG(embedder=embedder(), llm=llm) as r:
+            first = r.ingest(samples[0])
+            ans = r.ask(f"What is the flash point of {r.documents()[0].title}?")
+        assert first.usage.embedding_calls == 1 and first.usage.embedded_texts == first.chunks
+        assert ans.usage.llm_calls == 1 and ans.usage.prompt_tokens > 0
+        assert ans.usage.embedding_calls == 1  # the question
+        with HybridRAG(embedder=embedder()) as r:  # a new store, the same response cache
+            again = r.ingest(samples[0])
+        assert again.usage.embedding_calls == 0 and again.usage.cache_hits >= 1

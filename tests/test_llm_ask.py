@@ -97,7 +97,7 @@ def test_unsure_question_is_read_by_the_model_with_a_schema(rag: HybridRAG) -> N
                            "reason": None, "standalone": "Flash point of Examplon?"})  # fmt: skip
 
     llm = FunctionLLM(model)
-    q = "How easily does the solvent from Examplon catch fire?"
+    q = "Is Examplon's solvent something that ignites readily?"
     offline = OfflineRouter().route_sync(q, scope=_scope(rag))
     assert not is_confident(offline)
     with rag.override(router=LLMRouter(llm)):

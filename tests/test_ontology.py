@@ -188,3 +188,66 @@ def test_match_properties_is_fast(onto: TurtleOntology) -> None:
     for _ in range(200):
         onto.match_properties("What are the flash point and the UN number of Denatured Ethanol?")
     assert (time.perf_counter() - t0) / 200 < 0.002
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("At what temperature does Gallium Metal melt?", "meltingPoint"),
+        ("When does water freeze?", "meltingPoint"),
+        ("At what temperature does X boil?", "boilingPoint"),
+        ("How does X smell?", "odor"),
+        ("What does X look like?", "appearance"),
+        ("Does X dissolve in water?", "solubility"),
+        ("Is X soluble in water?", "solubility"),
+        ("If X is breathed in, what should be done?", "firstAidInhalation"),
+        ("What if someone inhaled X?", "firstAidInhalation"),
+        ("What should I do if X gets on my skin?", "firstAidSkin"),
+        ("How should eyes be treated after a splash?", "firstAidEyes"),
+        ("My child swallowed X, what now?", "firstAidIngestion"),
+        ("How should waste X be disposed of?", "disposalMethods"),
+        ("How do I clean up a spill of X?", "spillCleanup"),
+        ("How should X be stored?", "storageConditions"),
+        ("How do I fight a fire involving X?", "firefightingProtection"),
+        ("What is the oral LD50 of X?", "ld50Oral"),
+        ("Does X cause cancer?", "carcinogenicity"),
+        ("What EINECS number does X have?", "ecNumber"),
+        ("Is X listed under Proposition 65?", "prop65"),
+    ],
+)
+def test_match_properties_reads_search_labels(
+    onto: TurtleOntology, question: str, expected: str
+) -> None:
+    found = [p.name for p, _ in onto.match_properties(question)]
+    assert found and found[0] == expected, found
+
+
+def test_search_labels_come_from_the_ontology_not_code() -> None:
+    ttl = """
+    @prefix ex: <http://example.org/v#> .
+    @prefix owl: <http://www.w3.org/2002/07/owl#> .
+    @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+    @prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+    ex:topSpeed a owl:DatatypeProperty ; rdfs:label "Top speed" ; skos:hiddenLabel "how fast" .
+    ex:colour a owl:DatatypeProperty ; rdfs:label "Paint" ;
+        ex:readFrom ex:topSpeed ; ex:section 3 ; ex:valueKind "procedure" .
+    """
+    o = TurtleOntology.from_turtle(ttl)
+    assert [p.name for p, _ in o.match_properties("How fast does it go?")] == ["topSpeed"]
+    assert o.match_properties("At what temperature does it boil?") == []  # not in this TTL
+    assert o.search_labels("topSpeed") == ("how fast",)
+    assert "how fast" not in o.property("topSpeed").labels  # search-only: never displayed
+    assert (o.read_from("colour"), o.section("colour"), o.value_kind("colour")) == (
+        ("topSpeed",),
+        3,
+        "procedure",
+    )
+    assert (o.read_from("nope"), o.section("nope"), o.value_kind("nope")) == ((), None, "text")
+
+
+def test_turtle_ontology_offers_matching_protocol(onto: TurtleOntology) -> None:
+    from hybrid_rag.protocols import OntologyMatching
+
+    assert isinstance(onto, OntologyMatching)
+    assert onto.section("firstAidEyes") == 4 and onto.value_kind("firstAidEyes") == "procedure"
+    assert "appearance" in onto.read_from("color")

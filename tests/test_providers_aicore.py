@@ -95,6 +95,20 @@ def test_claude_goes_through_orchestration(aicore: FakeLLMServer) -> None:
     assert llm_config["model_params"]["max_tokens"] == 99
 
 
+def test_claude_streams_through_orchestration(aicore: FakeLLMServer) -> None:
+    llm = _llm("anthropic--claude-4-sonnet")
+    aicore.script(Reply.with_text("flash point minus twenty"))
+
+    async def collect() -> list[str]:
+        return [piece async for piece in llm.stream(USER)]
+
+    pieces = anyio.run(collect)
+    assert len(pieces) == 4 and "".join(pieces) == "flash point minus twenty"
+    sent = aicore.calls("/v2/inference/deployments/d-orch/completion")[-1].body
+    assert sent["orchestration_config"]["stream"] is True
+    assert llm.usage.completion_tokens == 4
+
+
 def test_embedder_batches_on_the_embedding_deployment(aicore: FakeLLMServer) -> None:
     emb = AICoreEmbedder(
         "text-embedding-3-small",

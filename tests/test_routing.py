@@ -189,6 +189,8 @@ E, D, S = "Examplon Solvent 99%", "Demoline Glass Cleaner", "Samplex Acid Descal
     [
         (f"Which has the higher pH, {E} or {D}?", "max", False),
         (f"Which has the lower flash point: {E} or {D}?", "min", False),
+        (f"Between {E} and {D}, which boils at a lower temperature?", "min", False),
+        (f"Which of {E} and {S} melts at the higher temperature?", "max", False),
         (f"Is {E}'s flash point greater than {D}'s?", "max", True),
         (f"Does {D} have a lower pH than {S}?", "min", True),
         (f"Which of {E}, {D} and {S} has the highest boiling point?", "max", False),

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from hybrid_rag.ask.grammar import Threshold, comparison_direction, is_polar, threshold
+from hybrid_rag.ask.grammar import (
+    COMPARISON_WORDS,
+    Threshold,
+    comparison_words,
+    is_polar,
+    threshold,
+)
 from hybrid_rag.ask.linking import ProductIndex, ProductMatch
-from hybrid_rag.protocols import Ontology, PropertyDef
+from hybrid_rag.protocols import Ontology, OntologyMatching, PropertyDef
 from hybrid_rag.text import STOPWORDS, norm, tokens
 
 __all__ = ["Intent", "QuestionAnalysis", "ScopeView", "analyse", "match_properties"]
@@ -70,6 +76,11 @@ class QuestionAnalysis:
         polar: a yes/no question ("Is A's flash point higher than B's?").
         subject: for a polar comparison, the document of the product named first.
         threshold: for a numeric filter ("flash point above 60 °C"): the bound.
+        filter_phrase: for "which of these are <phrase>": the phrase as asked. With a named
+            property and no word left to match (``filter_terms`` empty), every positive
+            value matches ("Listed ..." does, "Not listed" does not).
+        sections: for ``procedure``: the numbered document sections the asked properties
+            are printed in (first aid: 4), so the sheet's own section can be read.
     """
 
     question: str
@@ -83,6 +94,8 @@ class QuestionAnalysis:
     polar: bool = False
     subject: str | None = None
     threshold: Threshold | None = None
+    filter_phrase: str | None = None
+    sections: tuple[int, ...] = ()
 
     @property
     def answered_directly(self) -> bool:
@@ -115,10 +128,12 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     props = tuple(match_properties(question, ontology))
     text = norm(question)
     terms = _filter_terms(question)
+    said: str | None = None
+    sections: tuple[int, ...] = ()
     intent: Intent = "lookup"
     limit = threshold(question) if len(products) >= 2 else None
-    direction = _direction(text) if len(products) >= 2 else None
-    if direction is not None:
+    direction = _direction(text, props) if len(products) >= 2 else None
+    if direction is not None and direction[1] in COMPARISON_WORDS:
         props = _without_word(question, direction[1], props, ontology)
     if len(products) >= 2 and _SAME.search(text):
         intent = "same"
@@ -129,11 +144,13 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     elif len(products) >= 2 and terms and _WHICH.search(text):
         intent = "filter"
     elif len(products) >= 2 and (phrase := _WHICH_ARE.search(question)):
-        found = _value_terms(phrase.group(1), props)  # "which of these are corrosive"
-        if found:
-            intent, terms = "filter", found
+        intent, terms = "filter", _value_terms(phrase.group(1), props)  # "are corrosive"
+        said = phrase.group(1).strip()
     if intent in ("min", "max"):
         props = tuple(p for p in props if p.kind == "datatype")[:1]
+    elif intent == "lookup" and props and _procedure(props[0], ontology):
+        intent = "procedure"  # first aid by route, firefighting, storage ...
+        sections = _sections(props, ontology)
     polar = intent in ("min", "max", "same") and is_polar(question)
     return QuestionAnalysis(
         question,
@@ -142,17 +159,33 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
         intent,
         terms if limit is None else (),
         threshold=limit if intent == "filter" else None,
+        filter_phrase=said if intent == "filter" else None,
+        sections=sections,
         polar=polar,
         subject=_first_named(question, products) if polar else None,
     )
 
 
-def _direction(text: str) -> tuple[Literal["min", "max"], str] | None:
-    found: tuple[Literal["min", "max"], str] | None = None
+def _direction(
+    text: str, props: Sequence[PropertyDef]
+) -> tuple[Literal["min", "max"], str] | None:
+    """The comparison's direction: a word right before a property's label wins.
+
+    "the most acutely toxic if swallowed (lowest oral LD50)" sorts by the lowest LD50:
+    "lowest" stands before a label of the property, "most" does not.
+    """
     for pattern, way in ((_MIN, "min"), (_MAX, "max")):  # "most acidic": the word fixes it
-        if found is None and (m := pattern.search(text)):
-            found = (way, m.group(0))  # type: ignore[assignment]
-    return found or comparison_direction(text)
+        if m := pattern.search(text):
+            return way, m.group(0)  # type: ignore[return-value]
+    words = comparison_words(text)
+    if not words:
+        return None
+    labels = [set(tokens(label)) for p in props for label in p.labels]
+    for way, word, end in words:
+        after = set(tokens(text[end:])[:5])
+        if any(lab and lab <= after for lab in labels):
+            return way, word
+    return words[0][0], words[0][1]
 
 
 def _without_word(
@@ -176,12 +209,14 @@ def _first_named(question: str, products: Sequence[ProductMatch]) -> str | None:
 
 
 def match_properties(question: str, ontology: Ontology) -> list[PropertyDef]:
-    """Ontology properties the question names (the ontology's own matcher when it has one)."""
-    own: Callable[[str], Sequence[tuple[PropertyDef, float]]] | None = getattr(
-        ontology, "match_properties", None
-    )
-    if own is not None:
-        return [p for p, _score in own(question)]
+    """Ontology properties the question names, best first.
+
+    An ontology that offers :class:`~hybrid_rag.protocols.OntologyMatching` matches with
+    its own vocabulary (labels, alternative and search-only labels, inflections); any
+    other is matched on its labels and alternative labels, as whole words.
+    """
+    if isinstance(ontology, OntologyMatching):
+        return [p for p, _score in ontology.match_properties(question)]
     q = f" {' '.join(tokens(question))} "
     found = [
         (len(label), p)
@@ -200,7 +235,8 @@ def _value_terms(phrase: str, props: Sequence[PropertyDef]) -> tuple[str, ...]:
 
     Without a named property the whole phrase is the filter. With one, the words of its
     labels are dropped ("shipped as DOT class 5.1" under the transport hazard class); an
-    identifier left (a number, a code) is then the filter on its own, else the words are.
+    identifier left (a number, a code) is then the filter on its own, else the words are;
+    nothing left means any positive value matches.
     """
     if not props:
         return (phrase.strip(),)
@@ -208,6 +244,18 @@ def _value_terms(phrase: str, props: Sequence[PropertyDef]) -> tuple[str, ...]:
     rest = [t for t in tokens(phrase) if t not in named and t not in STOPWORDS]
     codes = [t for t in rest if any(c.isdigit() for c in t)]
     return tuple(codes or rest)
+
+
+def _procedure(prop: PropertyDef, ontology: Ontology) -> bool:
+    """Whether the ontology reads the property's values as a procedure (whole sentences)."""
+    return isinstance(ontology, OntologyMatching) and ontology.value_kind(prop.name) == "procedure"
+
+
+def _sections(props: Sequence[PropertyDef], ontology: Ontology) -> tuple[int, ...]:
+    if not isinstance(ontology, OntologyMatching):
+        return ()
+    found = [ontology.section(p.name) for p in props[:3]]
+    return tuple(dict.fromkeys(n for n in found if n is not None))
 
 
 def _quantity(props: Sequence[PropertyDef]) -> bool:

@@ -56,7 +56,7 @@ def compose_extractive(
         return _filtered(a, facts, limit)
     if a.intent == "same" and facts:
         return _same(a, facts, limit)
-    if a.properties and a.products:
+    if a.properties and a.products:  # lookups and procedures
         return _lookup(a, facts, passages, limit)
     found = _from_passages(a, passages, prefix="", limit=limit)
     if found.text is None and passages:
@@ -102,6 +102,8 @@ def _ranked(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
         f"{_name(a, f.doc_id, f.subject)}: {f.value} {_cite(f.evidence)}" for f in rest
     )
     missing = [p.label for p in a.products if p.doc_id not in best]
+    if missing:  # a winner among some is no winner among all: say so first
+        text = f"Of the sheets that state it, {text[0].lower()}{text[1:]}"
     if others:
         text += f"; versus {others}"
     if missing:
@@ -117,7 +119,7 @@ def _filtered(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Compose
     for f in facts:  # "Not listed" does not match "listed"
         if f.status == "stated" and (asks_negative or not _NEGATIVE.match(f.value)):
             hits.setdefault(f.doc_id, f)
-    term = " ".join(a.filter_terms) if a.filter_terms else "it"
+    term = a.filter_phrase or (" ".join(a.filter_terms) if a.filter_terms else "it")
     if not hits:
         return Composed(f"None of them is stated to match '{term}'.", (), True, False)
     names = [_name(a, d, f.subject) for d, f in hits.items()]
@@ -194,7 +196,9 @@ def _lookup(
         bits: list[str] = []
         for prop in a.properties[:3]:
             mine = [f for f in facts if f.doc_id == product.doc_id and f.predicate == prop.name]
-            said = _prop_text(prop, mine, passages, product.doc_id)
+            said = _prop_text(
+                prop, mine, passages, product.doc_id, procedure=a.intent == "procedure"
+            )
             if said is None:
                 continue
             bit, ev = said
@@ -205,6 +209,8 @@ def _lookup(
         if bits:
             parts.append(f"{product.label}: " + "; ".join(bits))
     if not parts:  # only relations without extracted facts ("first aid"): read the passages
+        if a.intent == "procedure":
+            return _from_sections(a, passages, limit)
         return _from_passages(a, passages, prefix="", limit=limit)
     text = ". ".join(parts) + "."
     if a.intent == "lookup" and len(text) < 200 and _asks_more(a):
@@ -221,6 +227,41 @@ def _lookup(
     return Composed(_clip(text, limit), tuple(cites), bool(facts), used_passages, abstained)
 
 
+def _from_sections(a: QuestionAnalysis, passages: Sequence[Passage], limit: int) -> Composed:
+    """A procedure without extracted facts, read from the sheet's own section.
+
+    The best window of the section's passages when one speaks to the question (the asked
+    exposure route inside the first-aid section); else the section's opening sentences.
+    """
+    pool = [p for p in passages if "section" in p.ranks]
+    found = _from_passages(a, pool, prefix="", limit=limit) if pool else None
+    if found is not None and found.text:
+        return found
+    for p in pool:
+        body = _section_body(p.text, a.sections)
+        if body:
+            ev = Evidence(doc_id=p.doc_id, page=p.page, chunk_id=p.chunk_id, quote=body)
+            name = _name(a, p.doc_id, p.doc_id)
+            return Composed(_clip(f"{name}: {body} {_cite(ev)}", limit), (ev,), False, True)
+    return _from_passages(a, passages, prefix="", limit=limit)
+
+
+def _section_body(text: str, sections: Sequence[int]) -> str | None:
+    """The text under the heading of one of ``sections`` in ``text``, up to the next one."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"^\s*(?:section\s*)?(\d{1,2})\s*[.:]", line, re.I)
+        if m and int(m.group(1)) in sections and _HEADING.match(line):
+            body: list[str] = []
+            for nxt in lines[i + 1 :]:
+                if _HEADING.match(nxt) and not re.match(r"^\s*\d{1,2}\.\d", nxt):
+                    break
+                body.append(nxt.strip())
+            said = re.sub(r"\s+", " ", " ".join(body)).strip()
+            return said or None
+    return None
+
+
 def _asks_more(a: QuestionAnalysis) -> bool:
     """Whether the question asks for more than the matched properties of the products."""
     named = {t for p in a.products for t in tokens(p.label)}
@@ -229,7 +270,12 @@ def _asks_more(a: QuestionAnalysis) -> bool:
 
 
 def _prop_text(
-    prop: PropertyDef, facts: Sequence[Fact], passages: Sequence[Passage], doc_id: str
+    prop: PropertyDef,
+    facts: Sequence[Fact],
+    passages: Sequence[Passage],
+    doc_id: str,
+    *,
+    procedure: bool = False,
 ) -> tuple[str, list[Evidence]] | None:
     """What the sheet says about one property: value, stated-unavailable, or not stated.
 
@@ -237,12 +283,16 @@ def _prop_text(
     those in prose, which the passages answer better than "not stated" would.
     """
     stated = [f for f in facts if f.status == "stated"]
+    if stated and procedure:  # the sheet's own sentences, each with its page
+        parts = list({f.value: f for f in stated}.values())
+        said = " ".join(f"{f.value} {_cite(f.evidence)}" for f in parts)
+        return f"{prop.label}: {said}", [f.evidence for f in parts]
     if stated:
         vals = list(dict.fromkeys(f.value for f in stated))[:2]
         f0 = stated[0]
         return f"{prop.label} {' / '.join(vals)} {_cite(f0.evidence)}", [f0.evidence]
-    if prop.kind == "object" and not facts:
-        return None
+    if (prop.kind == "object" or procedure) and not facts:
+        return None  # described in prose: the passages answer better than "not stated"
     line = _label_line(prop, passages, doc_id)
     if line is not None:
         return line

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
+    "COMPARISON_WORDS",
     "Direction",
     "Threshold",
     "comparison_direction",
+    "comparison_words",
     "creative_request",
     "is_polar",
     "threshold",
@@ -24,14 +26,16 @@ __all__ = [
 
 Direction = Literal["min", "max"]
 
-_MORE = (
+_MORE = (  # "above" / "below" make a comparison only with a number: see threshold()
     r"highest|maximum|largest|greatest|biggest|most|hottest|warmest|strongest|"
-    r"higher|greater|larger|bigger|more|hotter|warmer|stronger|exceeds?|above|over"
+    r"higher|greater|larger|bigger|more|hotter|warmer|stronger"
 )
 _LESS = (
     r"lowest|minimum|smallest|least|fewest|coldest|coolest|weakest|"
-    r"lower|less|smaller|fewer|colder|cooler|weaker|below|under"
+    r"lower|less|smaller|fewer|colder|cooler|weaker"
 )
+COMPARISON_WORDS = frozenset(_MORE.replace("\n", "").split("|") + _LESS.split("|"))
+"""The single words that make a comparison ("higher", "lowest" ...)."""
 _DIRECTION = re.compile(rf"\b(?P<more>{_MORE})\b|\b(?P<less>{_LESS})\b", re.I)
 _POLAR = re.compile(r"^\s*(?:is|are|does|do|has|have|was|were|can|could|will|would)\b", re.I)
 _NEGATED = re.compile(r"\bnot\s+(?:as|so)\b", re.I)
@@ -118,23 +122,29 @@ class _Found:
     start: int
 
 
+def comparison_words(text: str) -> list[tuple[Direction, str, int]]:
+    """Every comparison word of ``text``: ``(direction, word, offset)`` in order."""
+    found = [
+        _Found("max" if m.group("more") else "min", m.group(0).lower(), m.end())
+        for m in _DIRECTION.finditer(text)
+    ]
+    flip = bool(_NEGATED.search(text))
+    out: list[tuple[Direction, str, int]] = []
+    for f in found:
+        way: Direction = ("min" if f.direction == "max" else "max") if flip else f.direction
+        out.append((way, f.word, f.start))
+    return out
+
+
 def comparison_direction(text: str) -> tuple[Direction, str] | None:
     """Whether ``text`` compares by size, and which way: ``("max", "higher")``.
 
     Superlatives and comparatives both count ("highest", "higher", "greater than",
-    "less"); "not as high as" flips the direction. ``None`` when there is none.
+    "less"); "not as high as" flips the direction. ``None`` when there is none; the
+    first comparison word decides (see :func:`comparison_words` for all of them).
     """
-    found = [
-        _Found("max" if m.group("more") else "min", m.group(0).lower(), m.start())
-        for m in _DIRECTION.finditer(text)
-    ]
-    if not found:
-        return None
-    first = found[0]
-    direction: Direction = first.direction
-    if _NEGATED.search(text):
-        direction = "min" if direction == "max" else "max"
-    return direction, first.word
+    words = comparison_words(text)
+    return (words[0][0], words[0][1]) if words else None
 
 
 def is_polar(text: str) -> bool:

@@ -31,7 +31,7 @@ from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView
 from hybrid_rag.ask.compose import AnswerComposer, Synthesis
 from hybrid_rag.ask.kg import KGResult, run_kg_chain
 from hybrid_rag.ask.linking import ProductIndex
-from hybrid_rag.ask.vector import VectorResult, run_vector_chain
+from hybrid_rag.ask.vector import VectorResult, run_vector_chain, with_section_passages
 from hybrid_rag.errors import DocumentNotFoundError, InputError
 from hybrid_rag.models import (
     Abstention,
@@ -117,6 +117,24 @@ class Supervisor:
         history: History | None,
     ) -> Answer:
         """The :class:`~hybrid_rag.models.Answer`; bad arguments raise ``InputError``."""
+        from hybrid_rag.providers._usage import combine_usage, track_usage
+
+        with track_usage() as meter:
+            answer = await self._answer(
+                question, docs=docs, mode=mode, top_k=top_k, history=history
+            )
+        usage = combine_usage(meter.usage, answer.usage)
+        return answer.model_copy(update={"usage": usage}) if usage != answer.usage else answer
+
+    async def _answer(
+        self,
+        question: str,
+        *,
+        docs: Iterable[str] | None,
+        mode: AskMode,
+        top_k: int | None,
+        history: History | None,
+    ) -> Answer:
         found = await self._gather(question, docs=docs, mode=mode, top_k=top_k, history=history)
         if isinstance(found, Answer):
             return found
@@ -258,14 +276,19 @@ class Supervisor:
                 a, graph=p.graph, ontology=p.ontology, scope=scope, llm=p.llm, workers=p.workers
             )
 
-        def vector() -> Awaitable[VectorResult]:
-            return run_vector_chain(
+        async def vector() -> VectorResult:
+            found = await run_vector_chain(
                 query,
                 embedder=p.embedder,
                 vectors=p.vectors,
                 scope=vscope,
                 top_k=top_k,
                 workers=p.workers,
+            )
+            if a.intent != "procedure" or not a.sections or not a.products:
+                return found
+            return await with_section_passages(
+                found, vectors=p.vectors, doc_ids=a.doc_ids, sections=a.sections, workers=p.workers
             )
 
         async with anyio.create_task_group() as tg:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -18,7 +19,7 @@ from hybrid_rag.errors import HybridRAGError
 from hybrid_rag.models import ChainError, Chunk, Passage, Usage
 from hybrid_rag.protocols import Embedder, VectorHit, VectorStore
 
-__all__ = ["VectorResult", "run_vector_chain"]
+__all__ = ["VectorResult", "run_vector_chain", "with_section_passages"]
 
 
 @dataclass(slots=True)
@@ -113,6 +114,74 @@ def fuse(dense: Sequence[VectorHit], lexical: Sequence[VectorHit], *, top_k: int
             text=chunks[f.key].text,
             score=round(f.score, 6),
             ranks=dict(f.ranks),
+            section=chunks[f.key].section,
         )
         for f in fused[:top_k]
     ]
+
+
+_SECTION_NO = re.compile(r"^\s*(?:section\s*)?(\d{1,2})\b", re.I)
+
+
+async def with_section_passages(
+    found: VectorResult,
+    *,
+    vectors: VectorStore,
+    doc_ids: Sequence[str],
+    sections: Sequence[int],
+    workers: Workers,
+    limit: int = 4,
+) -> VectorResult:
+    """``found`` with the chunks of the asked sections of ``doc_ids`` put first.
+
+    A procedure question ("what to do after eye contact") is answered by one section of
+    the sheet (first aid: 4). Its chunks are read from the store by their section, not
+    left to similarity search, and lead the passages (``ranks["section"]``).
+    """
+    wanted = set(sections)
+    extra: list[Passage] = []
+    for doc in doc_ids[:4]:
+        try:
+            chunks = await workers.run(lambda d=doc: vectors.chunks(d))  # type: ignore[misc]
+        except HybridRAGError as exc:
+            found.errors.append(
+                ChainError(chain="vector", kind=type(exc).__name__, message=str(exc))
+            )
+            continue
+        mine = [c for c in chunks if _covers(c, wanted)][:limit]
+        extra += [
+            Passage(
+                doc_id=c.doc_id,
+                page=c.page,
+                chunk_id=c.chunk_id,
+                text=c.text,
+                score=0.0,
+                ranks={"section": i + 1},
+                section=c.section,
+            )
+            for i, c in enumerate(mine)
+        ]
+    if not extra:
+        return found
+    seen = {p.chunk_id for p in extra}
+    found.passages = [*extra, *(p for p in found.passages if p.chunk_id not in seen)]
+    found.errors = [e for e in found.errors if e.kind != "empty"]
+    return found
+
+
+def _covers(chunk: Chunk, sections: set[int]) -> bool:
+    """Whether the chunk starts in one of ``sections`` or holds one's heading."""
+    if _section_no(chunk.section) in sections:
+        return True
+    return any(
+        _HEADING_NO.match(line) and _section_no(line) in sections
+        for line in chunk.text.splitlines()
+    )
+
+
+_HEADING_NO = re.compile(r"^\s*(?:section\s*\d{1,2}\b|\d{1,2}\s*[.:]\s+[A-Z])", re.I)
+
+
+def _section_no(title: str | None) -> int | None:
+    m = _SECTION_NO.match(title or "")
+    return int(m.group(1)) if m else None

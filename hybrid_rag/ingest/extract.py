@@ -28,9 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from hybrid_rag.protocols import OntologyMatching
+
 if TYPE_CHECKING:
     from hybrid_rag.models import Chunk, Page
-    from hybrid_rag.protocols import Ontology
+    from hybrid_rag.protocols import Ontology, PropertyDef
 
 __all__ = ["ExtractedFact", "Extraction", "extract_offline", "parse_quantity"]
 
@@ -87,6 +89,8 @@ class _Prop:
     kind: str
     unit: str | None
     pattern: re.Pattern[str] | None
+    section: int | None = None
+    read_from: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +98,12 @@ class _Compiled:
     trie: dict[str, object]
     props: dict[str, _Prop]
     known: frozenset[str]
+    heads: re.Pattern[str]  # first words of the labels of section-bound properties
 
 
 _CACHE: dict[int, tuple[Ontology, _Compiled]] = {}
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
 def _compile(ontology: Ontology) -> _Compiled:
@@ -111,20 +118,46 @@ def _compile(ontology: Ontology) -> _Compiled:
 
 
 def _build(ontology: Ontology) -> _Compiled:
-    kind_of = getattr(ontology, "value_kind", None)
-    pattern_of = getattr(ontology, "value_pattern", None)
+    hints = ontology if isinstance(ontology, OntologyMatching) else None
     trie: dict[str, object] = {}
     props: dict[str, _Prop] = {}
+    heads: set[str] = set()
     for p in ontology.properties():
         if p.kind != "datatype":
             continue
-        kind = kind_of(p.name) if callable(kind_of) else _guess_kind(p.unit)
-        pat = pattern_of(p.name) if callable(pattern_of) else None
-        props[p.name] = _Prop(p.name, str(kind), p.unit, re.compile(pat) if pat else None)
+        props[p.name] = _prop(p, hints)
         for label in p.labels:
             _trie_add(trie, _squash(label), p.name)
+            col = _column(props[p.name]) or _id_column(props[p.name])
+            if col and (word := _WORD.search(label)):
+                heads.add(word.group(0).lower())
     known = frozenset(p.name for p in ontology.properties())
-    return _Compiled(trie, props, known)
+    words = "|".join(sorted(map(re.escape, heads), key=len, reverse=True)) or "(?!)"
+    return _Compiled(trie, props, known, re.compile(rf"(?i)(?<![A-Za-z0-9])(?:{words})\b"))
+
+
+def _prop(p: PropertyDef, hints: OntologyMatching | None) -> _Prop:
+    if hints is None:
+        return _Prop(p.name, _guess_kind(p.unit), p.unit, None)
+    pat = hints.value_pattern(p.name)
+    return _Prop(
+        p.name,
+        hints.value_kind(p.name),
+        p.unit,
+        re.compile(pat) if pat else None,
+        hints.section(p.name),
+        hints.read_from(p.name),
+    )
+
+
+def _column(prop: _Prop) -> bool:
+    """Whether a label of ``prop`` may head a table column (section-bound values)."""
+    return prop.section is not None and prop.kind != "procedure"
+
+
+def _id_column(prop: _Prop) -> bool:
+    """An identifier found by its pattern in the rows under a header naming it."""
+    return prop.kind == "identifier" and prop.pattern is not None and prop.section is None
 
 
 def _guess_kind(unit: str | None) -> str:
@@ -133,8 +166,11 @@ def _guess_kind(unit: str | None) -> str:
     return "number" if unit else "text"
 
 
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
 def _squash(text: str) -> str:
-    return "".join(c for c in text.lower() if c.isascii() and c.isalnum())
+    return _NOT_ALNUM.sub("", text.lower())
 
 
 def _trie_add(trie: dict[str, object], key: str, name: str) -> None:
@@ -143,26 +179,31 @@ def _trie_add(trie: dict[str, object], key: str, name: str) -> None:
     node = trie
     for ch in key:
         node = node.setdefault(ch, {})  # type: ignore[assignment]
-    node.setdefault(_END, name)
+    names: tuple[str, ...] = node.get(_END, ())  # type: ignore[assignment]
+    if name not in names:
+        node[_END] = (*names, name)
 
 
-def _match_label(trie: dict[str, object], text: str) -> tuple[str, int] | None:
-    """Longest label at the start of ``text`` ending on a word boundary: (prop, end)."""
+def _match_labels(trie: dict[str, object], text: str) -> list[tuple[tuple[str, ...], int]]:
+    """Labels at the start of ``text`` ending on a word boundary, longest first:
+    ``(properties, end)`` pairs."""
     node: dict[str, object] = trie
-    best: tuple[str, int] | None = None
+    found: list[tuple[tuple[str, ...], int]] = []
     n = len(text)
-    for k, ch in enumerate(text):
-        c = ch.lower()
-        if not (c.isascii() and c.isalnum()):
+    low = text.lower()
+    if len(low) != n:  # a character whose lower case is longer ("İ"): keep offsets aligned
+        low = "".join(ch.lower()[:1] for ch in text)
+    for k, c in enumerate(low):
+        if c not in _ALNUM:
             continue
         nxt = node.get(c)
         if nxt is None:
             break
         node = nxt  # type: ignore[assignment]
-        name = node.get(_END)
-        if name is not None and (k + 1 >= n or not text[k + 1].isalnum()):
-            best = (str(name), k + 1)
-    return best
+        names = node.get(_END)
+        if names is not None and (k + 1 >= n or not text[k + 1].isalnum()):
+            found.append((names, k + 1))  # type: ignore[arg-type]
+    return found[::-1]
 
 
 # ---------------------------------------------------------------- values
@@ -262,7 +303,10 @@ def _parse_number(value: str, unit: str | None) -> tuple[float | None, str | Non
 # ---------------------------------------------------------------- page scanning
 
 _LEAD = re.compile(r"^[\s•·*\-]*(?:\d{1,2}(?:\s?\.\s?\d{1,2}){0,2}\s?\.?\s+(?=[A-Za-z]))?")
-_SECTION = re.compile(r"^\s*(?:SECTION|Section)\s*(\d{1,2})\b|^\s*(\d{1,2})\s?\.\s+[A-Z][A-Za-z]")
+# "SECTION 7", "Section 7:" or "7. Handling"; not a sentence such as "Section 8. Smoking ..."
+_SECTION = re.compile(
+    r"^\s*(?:SECTION\s*(\d{1,2})\b|Section\s*(\d{1,2})\s*:)|^\s*(\d{1,2})\s?\.\s+[A-Z][A-Za-z]"
+)
 _CATEGORY = re.compile(
     r"^\s*(?P<cls>[A-Za-z][A-Za-z0-9 ,/()'\-–.]*?)[\s\-–:,(]*\bCat\s?(?:egory|\.)?\s*"
     r"(?P<cat>\d(?:\s?[A-Ca-c]\b)?)"
@@ -274,6 +318,11 @@ _CAS = re.compile(r"(?<![\d-])\d{2,7}\s?-\s?\d{2}\s?-\s?\d(?![\d-])")
 _LIMIT = re.compile(r"\b(?P<t>TWA|STEL|Ceiling|IDLH|PEL|TLV|REL)\b(?!\w)")
 _LIMIT_VALUE = re.compile(r"\d[\d.,]*\s*(?:ppm|mg\s*/\s*m|f/cc|mppcf)", re.IGNORECASE)
 _MAX_VALUE = 300
+_MAX_PROCEDURE = 1200
+_QUALIFIER = re.compile(r"\([^()]*(?:\([^()]*\)[^()]*)*\)")
+_PAGE_HEADER = re.compile(r"(?i)\bpage\s*\d+|www\.|\.com\b")
+_PAGE_LINE = re.compile(r"(?i)\bpage\s*\d+\s*of\s*\d+")  # a running header inside the text
+_SUBSECTION_NUM = re.compile(r"^\s*(\d{1,2})\s?\.\s?\d{1,2}\.?\s+[A-Z]")
 _WRAPPED = 50
 _COLON_LABEL = re.compile(r"^[A-Z][A-Za-z0-9 '()/#&.,-]{1,40}?\s?:")
 _SUBSECTION = re.compile(r"^\s*\d{1,2}\s?\.\s?\d")
@@ -286,6 +335,9 @@ class _State:
     seen: dict[str, list[str]] = field(default_factory=dict)
     section: int = 0
     agency: str | None = None
+    pending: str | None = None  # a procedure whose heading ended the previous page
+    columns: list[str] = field(default_factory=list)  # properties of a table header in force
+    ids: list[str] = field(default_factory=list)  # identifiers a table header names
 
     def add(self, fact: ExtractedFact) -> None:
         values = self.seen.setdefault(fact.prop, [])
@@ -334,7 +386,7 @@ def _lines(text: str) -> list[tuple[int, int]]:
 def _scan_page(state: _State, page: Page) -> None:
     text = page.text
     spans = _lines(text)
-    idx = 0
+    idx = _pending(state, page, spans)
     while idx < len(spans):
         s, e = spans[idx]
         line = text[s:e]
@@ -347,6 +399,9 @@ def _scan_page(state: _State, page: Page) -> None:
             _structured(state, page, line, s)
             continue
         off, le, name = hit
+        if state.comp.props[name].kind == "procedure":
+            idx = _procedure(state, page, spans, idx - 1, s + off, s + le, name)
+            continue
         if not _squash(line[le:]):
             block = _label_block(state, text, spans, idx - 1)
             if len(block) >= 2:
@@ -357,11 +412,30 @@ def _scan_page(state: _State, page: Page) -> None:
 
 
 def _line_label(state: _State, line: str) -> tuple[int, int, str] | None:
-    """(label start, label end, property) of a line starting with a label."""
+    """(label start, label end, property) of a line starting with a label.
+
+    The longest label wins whose property may be printed in the current section (a
+    property annotated with a section is only read inside it).
+    """
     lead = _LEAD.match(line)
     off = lead.end() if lead else 0
-    hit = _match_label(state.comp.trie, line[off : off + 90])
-    return None if hit is None else (off, off + hit[1], hit[0])
+    for names, end in _match_labels(state.comp.trie, line[off : off + 90]):
+        name = _fitting(state, names)
+        if name is not None:
+            return off, off + end, name
+    return None
+
+
+def _fitting(state: _State, names: tuple[str, ...]) -> str | None:
+    """The property among ``names`` that fits the current section: own section first."""
+    free: str | None = None
+    for name in names:
+        section = state.comp.props[name].section
+        if section is not None and section == state.section:
+            return name
+        if section is None and free is None:
+            free = name
+    return free
 
 
 def _label_block(state: _State, text: str, spans: list[tuple[int, int]], idx: int) -> list[str]:
@@ -395,10 +469,13 @@ def _read_block(
 
 
 def _track_section(state: _State, line: str) -> None:
+    """Follow section headings, and subsection numbers ("7.2 Conditions ...") where the
+    PDF's text order puts a ``SECTION n`` heading after its content."""
     m = _SECTION.match(line)
-    if m:
-        num = int(m.group(1) or m.group(2))
-        if state.section <= num <= state.section + 3 and num <= 16:
+    sub = None if m else _SUBSECTION_NUM.match(line)
+    if m or sub:
+        num = int(m.group(1) or m.group(2) or m.group(3)) if m else int(sub.group(1))  # type: ignore[union-attr]
+        if state.section <= num <= state.section + 3 and num <= 16 and num != state.section:
             state.section = num
             state.agency = None
 
@@ -415,10 +492,18 @@ def _label_fact(
     value = text[sep_end:line_end].strip()
     end = line_end
     prop = state.comp.props[name]
+    qualified = bool(_QUALIFIER.fullmatch(value))  # "CERCLA ... List (40 CFR 302.4)"
+    if qualified:
+        value = ""
     if not _squash(value):
-        if idx + 1 >= len(spans) or not _plain_line(state, text, *spans[idx + 1]):
-            return False
         idx += 1
+        while idx < len(spans) and _PAGE_LINE.search(text[spans[idx][0] : spans[idx][1]]):
+            idx += 1  # a running page header between a label and its value
+        if idx >= len(spans):  # the label ends the page: its value starts the next one
+            state.pending = name
+            return True
+        if not _next_value(state, text, spans[idx], qualified):
+            return False
         value, end = text[spans[idx][0] : spans[idx][1]].strip(), spans[idx][1]
     if prop.kind == "text":
         value, end = _continue(state, text, spans, idx, value, end)
@@ -435,6 +520,15 @@ def _numbered(text: str, line_start: int, qs: int) -> bool:
     return bool(re.search(r"\d", text[line_start:qs]))
 
 
+def _next_value(state: _State, text: str, span: tuple[int, int], qualified: bool) -> bool:
+    """Whether the line after a label-only line is its value. After a heading with a
+    qualifier in parentheses the value line may itself hold a colon ("RQ: 5000 lb")."""
+    if not qualified:
+        return _plain_line(state, text, *span)
+    line = text[span[0] : span[1]]
+    return bool(line.strip()) and not _ends_procedure(state, line)
+
+
 def _plain_line(state: _State, text: str, s: int, e: int) -> bool:
     """A line that can continue a value: not empty, not a label, not a heading."""
     line = text[s:e].strip()
@@ -442,7 +536,7 @@ def _plain_line(state: _State, text: str, s: int, e: int) -> bool:
         return False
     if ("Cat" in line or "CAT" in line) and _CATEGORY.match(line):
         return False
-    return _match_label(state.comp.trie, line[:90]) is None
+    return _line_label(state, line) is None
 
 
 def _continue(
@@ -460,8 +554,110 @@ def _continue(
     return value, end
 
 
+def _procedure(
+    state: _State, page: Page, spans: list[tuple[int, int]], idx: int, qs: int, le: int, name: str
+) -> int:
+    """Read a procedure: the sheet's own lines after its heading, up to the next item.
+
+    The value starts after the label (or on the next line when the label is a numbered
+    subsection title or stands alone) and runs until a line that starts another item of
+    the section (a label that fits the section), a (sub)section heading, or the end of
+    the page. A heading that ends a page continues on the next one. Returns the index of
+    the first line not consumed.
+    """
+    text = page.text
+    s, e = spans[idx]
+    sep_end = _SEP.match(text, le, e).end()  # type: ignore[union-attr]
+    title = _numbered(text, s, qs) and ":" not in text[le:sep_end]
+    inline = not title and bool(_squash(text[sep_end:e]))
+    first, end, nxt = _block(state, text, spans, idx + 1)
+    _block_tables(state, page, spans[idx + 1 : nxt])
+    if inline:
+        first, end = sep_end, max(end, e) if first is not None else e
+    if first is None:
+        if nxt >= len(spans):
+            state.pending = name
+        return nxt
+    _add_procedure(state, state.comp.props[name], text[first:end], text[qs:end], page.number)
+    return nxt
+
+
+def _block(
+    state: _State, text: str, spans: list[tuple[int, int]], idx: int
+) -> tuple[int | None, int, int]:
+    """``(start, end, next line)`` of the lines from ``idx`` that continue a procedure."""
+    first: int | None = None
+    end = spans[idx - 1][1] if idx > 0 else 0
+    j = idx
+    while j < len(spans):
+        s, e = spans[j]
+        line = text[s:e]
+        if line.strip() and not _PAGE_LINE.search(line):
+            if _ends_procedure(state, line) or (first is not None and e - first > _MAX_PROCEDURE):
+                break
+            first = s if first is None else first
+            end = e
+        j += 1
+    return first, end, j
+
+
+def _block_tables(state: _State, page: Page, spans: list[tuple[int, int]]) -> None:
+    """Tables inside a procedure's lines (toxicity data under "Acute toxicity")."""
+    state.columns = []
+    for s, e in spans:
+        line = page.text[s:e]
+        if header := _table_header(state, line):
+            state.columns = header
+        elif state.columns:
+            _table_row(state, page, line, s)
+    state.columns = []
+
+
+def _ends_procedure(state: _State, line: str) -> bool:
+    """A (sub)section heading, or a line starting another item (a wrapped line, which
+    starts in lower case, continues the procedure)."""
+    if _SECTION.match(line) or _SUBSECTION.match(line):
+        return True
+    if line.lstrip()[:1].islower():
+        return False
+    if _line_label(state, line) is not None:
+        return True
+    lead = _LEAD.match(line)
+    off = lead.end() if lead else 0
+    later = (  # an item of a later section: the text runs on past a missed heading
+        (sec := state.comp.props[n].section) is not None and sec > state.section
+        for names, _end in _match_labels(state.comp.trie, line[off : off + 90])
+        for n in names
+    )
+    return any(later)
+
+
+def _pending(state: _State, page: Page, spans: list[tuple[int, int]]) -> int:
+    """Finish a procedure whose heading ended the previous page; the first line to scan."""
+    name, state.pending = state.pending, None
+    if name is None:
+        return 0
+    text = page.text
+    start = 0
+    while start < min(len(spans), 3) and _PAGE_HEADER.search(text[slice(*spans[start])]):
+        start += 1
+    first, end, nxt = _block(state, text, spans, start)
+    if first is None:
+        return start
+    quote = text[first:end]
+    _add_procedure(state, state.comp.props[name], quote, quote, page.number)
+    return nxt
+
+
+def _add_procedure(state: _State, prop: _Prop, raw: str, quote: str, page: int) -> None:
+    raw = "\n".join(ln for ln in raw.split("\n") if not _PAGE_LINE.search(ln))
+    fact = _make_fact(prop, " ".join(raw.split()), quote.rstrip(), page)
+    if fact is not None:
+        state.add(fact)
+
+
 def _make_fact(prop: _Prop, value: str, quote: str, page: int) -> ExtractedFact | None:
-    value = value[:_MAX_VALUE].strip()
+    value = value[: _MAX_PROCEDURE if prop.kind == "procedure" else _MAX_VALUE].strip()
     if not _squash(value):
         return None
     if is_unavailable(value) and not (prop.pattern and prop.pattern.search(value)):
@@ -494,6 +690,18 @@ def _organs(state: _State, fact: ExtractedFact) -> None:
 
 
 def _structured(state: _State, page: Page, line: str, start: int) -> None:
+    ids = state.ids
+    if cols := _table_header(state, line):
+        state.columns = cols
+        return
+    if state.ids:
+        return
+    if ids:  # the first row under the header
+        state.ids = ids
+        _id_cells(state, page, line, start)
+        state.ids = []
+    if state.columns and _table_row(state, page, line, start):
+        return
     sec = state.section
     if sec == 2 or (sec == 0 and page.number <= 2):
         _classification(state, page, line, start)
@@ -576,8 +784,18 @@ def _component(state: _State, page: Page, line: str, start: int) -> None:
             object_class="Chemical",
         )
     )
+    conc = _PERCENT.search(line, m.end()) or _PERCENT.search(line[: m.start()])
+    if conc is not None and "concentration" in state.comp.props:
+        fact = _make_fact(
+            state.comp.props["concentration"], conc.group(0), _quote(page, line, start), page.number
+        )
+        if fact is not None:
+            state.add(fact)
 
 
+_PERCENT = re.compile(
+    r"(?:[<>≤≥~]\s*=?\s*)?\d+(?:[.,]\d+)?\s*(?:(?:-|–|to)\s*\d+(?:[.,]\d+)?\s*)?%"
+)
 _AGENCIES = (("ACGIH", "acgihTlv"), ("NIOSH", "nioshRel"), ("OSHA", "oshaPel"))
 
 
@@ -617,14 +835,81 @@ def _limit_prop(agency: str | None, kind: str, line: str) -> str | None:
     return agency + "Twa"
 
 
+_CELL = re.compile(
+    r"[<>≤≥]?\s*\d[\d,.]*(?:\s*[-–]\s*\d[\d,.]*)?\s*(?:mg|g|µg|ug|ml|mL|ppm|ppb)"
+    r"(?:\s*/\s*(?:kg|l|L|m3|m³))?"
+    r"(?:\s*,?\s*\d+\s*h(?:ours?|r)?\b)?(?:\s*\([^()]*\))?|(?<![\w-])[-–](?![\w-])|\bN/?A\b|(?i:not\s+(?:listed|available)|no\s+data)"
+)
+
+
+def _table_header(state: _State, line: str) -> list[str]:
+    """The properties of a table header row: two or more labels of properties bound to
+    the current section, each at a word start ("Component LD50 Oral LD50 Dermal").
+
+    A header that names an identifier with a value pattern ("Component TSCA EINECS")
+    sets ``state.ids``: the rows below are searched for that pattern.
+    """
+    cols: list[str] = []
+    ids: list[str] = []
+    pos = 0
+    for m in state.comp.heads.finditer(line):
+        if m.start() < pos:
+            continue
+        for names, end in _match_labels(state.comp.trie, line[m.start() : m.start() + 60]):
+            props = [state.comp.props[n] for n in names]
+            col = next((p.name for p in props if _column(p) and p.section == state.section), None)
+            ident = next(
+                (p.name for p in props if _id_column(p) and m.start() > 0 and state.section != 3),
+                None,
+            )  # a composition table lists components, not the product
+            if col is not None and col not in cols:
+                cols.append(col)
+            elif ident is not None and ident not in ids:
+                ids.append(ident)
+            else:
+                continue
+            pos = m.start() + end
+            break
+    state.ids = ids
+    return cols if len(cols) >= 2 else []
+
+
+def _id_cells(state: _State, page: Page, line: str, start: int) -> None:
+    """Identifiers under a header that names them, found by their value pattern."""
+    for name in state.ids:
+        prop = state.comp.props[name]
+        m = prop.pattern.search(line) if prop.pattern is not None else None
+        if m is not None:
+            state.add(ExtractedFact(name, m.group(0), _quote(page, line, start), page.number))
+
+
+def _table_row(state: _State, page: Page, line: str, start: int) -> bool:
+    """A row under a table header: one cell per column (a value with its unit, or a
+    dash / N/A placeholder). Other lines end the table."""
+    cells = [m.group(0).strip() for m in _CELL.finditer(line)]
+    if not cells and (_PAGE_LINE.search(line) or len(line.strip()) < 40):
+        return True  # a running header or the first line of a wrapped name
+    if len(cells) != len(state.columns):
+        state.columns = []
+        return False
+    for name, cell in zip(state.columns, cells, strict=True):
+        if cell in ("-", "–") or not re.search(r"\d", cell):
+            continue
+        fact = _make_fact(state.comp.props[name], cell, _quote(page, line, start), page.number)
+        if fact is not None:
+            state.add(fact)
+    return True
+
+
 # ---------------------------------------------------------------- product name
 
 _PHONE_LINE = re.compile(r"^[\d\s().+\-]{7,}$")
 _SDS_TITLE = re.compile(r"^\s*(?:SDS|MSDS)\s*[–—-]\s*(?P<t>.+?)\s+Page\s*\d", re.IGNORECASE)
 _NOT_TITLE = re.compile(
-    r"safety\s*data\s*sheet|www\.|\.com|page\s*\d|^section|^\d{1,2}(?:\.\d{1,2})+\s",
+    r"safety\s*data\s*sheet|www\.|\.com|page\s*\d|^section|^\d{1,2}(?:\.\d{1,2})+\.?\s",
     re.IGNORECASE,
 )
+_SECTION_ONE = re.compile(r"^\s*section\s*1\s*[:.]\s*identification", re.IGNORECASE)
 _SDS_BANNER = re.compile(r"^\s*(?:material\s+)?safety\s*data\s*sheet\s*$", re.IGNORECASE)
 _STEM_ID = re.compile(
     r"[-_](?:[0-9a-f]{12,14}|v\d+|\d{1,2}[-_]\d{1,2}[-_]\d{2,4}.*)$", re.IGNORECASE
@@ -648,6 +933,9 @@ def _title(pages: Sequence[Page]) -> str | None:
         plausible = not _NOT_TITLE.search(prev) and re.search(r"[A-Za-z]{3}", prev)
         if _SDS_BANNER.match(ln) and plausible:
             return prev
+    for head, ln in itertools.pairwise(every):  # the first line under "SECTION 1: ..."
+        if _SECTION_ONE.match(head) and not _NOT_TITLE.search(ln) and ":" not in ln:
+            return ln if re.search(r"[A-Za-z]{3}", ln) else None
     return None
 
 
@@ -695,6 +983,40 @@ def _names(
         if 2 < len(a) <= 80 and a.lower() != product.lower() and a not in out:
             out.append(a)
     return product, tuple(out[:8]), fallback
+
+
+# ---------------------------------------------------------------- values read from others
+
+_CLAUSE = re.compile(r"(?<=[.;])\s+(?=\S)")
+
+
+def _derive(state: _State) -> None:
+    """Values printed inside another property's value (``read_from``): a colour in the
+    appearance line, a storage temperature in the storage conditions. Only for
+    properties the sheet states no value for; the source's quote is kept."""
+    stated = {f.prop for f in state.facts if f.status == "stated"}
+    for prop in state.comp.props.values():
+        if not prop.read_from or prop.name in stated:
+            continue
+        for f in [f for f in state.facts if f.prop in prop.read_from and f.status == "stated"]:
+            fact = _carried(prop, f)
+            if fact is not None:
+                state.add(fact)
+                break
+
+
+def _carried(prop: _Prop, source: ExtractedFact) -> ExtractedFact | None:
+    """The first clause of ``source``'s value that holds a value of ``prop``."""
+    for clause in _CLAUSE.split(source.value):
+        if prop.pattern is not None and not prop.pattern.search(clause):
+            continue
+        number, unit = parse_quantity(clause, kind=prop.kind, unit=prop.unit)
+        if prop.kind in ("temperature", "number", "range") and number is None:
+            continue
+        return ExtractedFact(
+            prop.name, clause.strip(), source.quote, source.page, number=number, unit=unit
+        )
+    return None
 
 
 # ---------------------------------------------------------------- entry point
@@ -762,6 +1084,7 @@ def extract_offline(
     state = _State(_compile(ontology))
     for page in pages:
         _scan_page(state, page)
+    _derive(state)
     found = state.result()
     product, aliases, fallback = _names(pages, found, source_name)
     warnings: list[str] = []

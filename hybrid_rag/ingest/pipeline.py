@@ -50,6 +50,7 @@ from hybrid_rag.ingest.load import LoadedDocument, parse_document
 from hybrid_rag.ingest.triples import build_triples
 from hybrid_rag.models import Chunk, DocumentInfo, IngestReport, PreparedDocument, Usage
 from hybrid_rag.protocols import Catalog, Embedder, Extractor, GraphStore, Ontology, VectorStore
+from hybrid_rag.providers._usage import combine_usage, track_usage
 from hybrid_rag.rdf import Triple
 
 __all__ = [
@@ -255,8 +256,10 @@ class IngestPipeline:
             old = await p.workers.run(lambda: p.catalog.get(did))
             if old is not None and old.content_hash == digest:
                 return _skipped(old, label, digest, t0)
-            prep = await self._prepare(data, fname, label, did, pool=pool)
-            usage = await self._write(prep, replacing=old is not None)
+            with track_usage() as meter:
+                prep = await self._prepare(data, fname, label, did, pool=pool)
+                counted = await self._write(prep, replacing=old is not None)
+            usage = combine_usage(meter.usage, counted + prep.usage)
             info = _info(prep, label, digest, old)
             await p.workers.run(lambda: p.catalog.put(info))
         finally:
@@ -382,12 +385,8 @@ class IngestPipeline:
                 )
             )
         if prep.extraction is None:
-            from hybrid_rag.providers._usage import track_usage
-
             t = time.perf_counter()
-            with track_usage() as meter:  # the extractor's model calls, for the report
-                raw = await p.extractor.extract(prep.as_input(), ontology=p.ontology)
-            prep.usage = meter.usage
+            raw = await p.extractor.extract(prep.as_input(), ontology=p.ontology)
             await p.workers.run(lambda: finish(prep, raw, ontology=p.ontology))
             prep.timings["extract_ms"] = _ms(time.perf_counter() - t)
         return prep
@@ -395,7 +394,7 @@ class IngestPipeline:
     async def _write(self, prep: Prepared, *, replacing: bool) -> Usage:
         """Graph and vectors concurrently; the catalog entry is dropped first, written last."""
         p, did = self.parts, prep.doc_id
-        usage = prep.usage + Usage(embedding_calls=1, embedded_texts=len(prep.chunks))
+        usage = Usage(embedding_calls=1, embedded_texts=len(prep.chunks))
         if replacing:
             await p.workers.run(lambda: p.catalog.delete(did))
             p.on_change()

@@ -3,22 +3,23 @@
 :class:`~hybrid_rag.providers.AICoreLLM` uses it for Claude (``anthropic--*``), whose
 native AI Core route speaks AWS Bedrock's API and needs boto3. The service URL is found
 once (the RUNNING deployment of scenario ``orchestration``, a blocking lookup done in a
-worker thread) and kept per proxy client. Messages go in as the orchestration template;
+worker thread) and kept per proxy client; replies can be streamed (SSE). Messages go in
+as the orchestration template;
 note that the service treats ``{{?name}}`` in a message as a template placeholder.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import anyio.to_thread
 
 from hybrid_rag.errors import LLMError
-from hybrid_rag.models import ChatMessage, Completion
+from hybrid_rag.models import ChatMessage, Completion, Usage
 
-__all__ = ["orchestration_complete"]
+__all__ = ["orchestration_complete", "orchestration_stream"]
 
 _SERVICES: dict[int, Any] = {}
 _LOCK = threading.Lock()
@@ -74,3 +75,21 @@ async def orchestration_complete(
         prompt_tokens=result.usage.prompt_tokens,
         completion_tokens=result.usage.completion_tokens,
     )
+
+
+async def orchestration_stream(
+    proxy: Any, *, model: str, messages: Sequence[ChatMessage], params: Mapping[str, Any]
+) -> AsyncIterator[str | Usage]:
+    """Text pieces (and the token counts when sent) of a streamed orchestration call."""
+    service = await anyio.to_thread.run_sync(_service, proxy)
+    events = await service.astream(config=_config(model, messages, params))
+    async for event in events:
+        result = event.orchestration_result
+        for choice in result.choices:
+            if isinstance(choice.delta.content, str) and choice.delta.content:
+                yield choice.delta.content
+        if result.usage is not None:
+            yield Usage(
+                prompt_tokens=result.usage.prompt_tokens,
+                completion_tokens=result.usage.completion_tokens,
+            )

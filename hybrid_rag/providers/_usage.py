@@ -15,7 +15,7 @@ from contextvars import ContextVar
 
 from hybrid_rag.models import Usage
 
-__all__ = ["UsageMeter", "record_usage", "track_usage"]
+__all__ = ["UsageMeter", "combine_usage", "record_usage", "track_usage"]
 
 _ACTIVE: ContextVar[tuple[UsageMeter, ...]] = ContextVar("hybrid_rag_usage_meters", default=())
 
@@ -66,3 +66,24 @@ def record_usage(usage: Usage, *, owner: UsageMeter | None = None) -> None:
         owner.add(usage)
     for meter in _ACTIVE.get():
         meter.add(usage)
+
+
+def combine_usage(reported: Usage, counted: Usage) -> Usage:
+    """One figure from what providers reported and what the caller counted itself.
+
+    Providers that report (every bundled one) are exact: cache hits are not calls. A
+    model or embedder that reports nothing (a user's own class, a test fake) is covered by
+    the caller's count of the calls it made. Decided per kind (LLM, embeddings).
+    """
+    llm_reported = reported.llm_calls > 0 or reported.prompt_tokens > 0
+    emb_reported = reported.embedding_calls > 0 or reported.embedded_texts > 0
+    src_llm = reported if llm_reported or reported.cache_hits else counted
+    src_emb = reported if emb_reported or reported.cache_hits else counted
+    return Usage(
+        llm_calls=src_llm.llm_calls,
+        prompt_tokens=src_llm.prompt_tokens,
+        completion_tokens=src_llm.completion_tokens,
+        embedding_calls=src_emb.embedding_calls,
+        embedded_texts=src_emb.embedded_texts,
+        cache_hits=reported.cache_hits,
+    )

@@ -285,22 +285,20 @@ class AICoreLLM(_AICoreBase):
         temperature: float = 0.0,
         max_tokens: int | None = None,
     ) -> AsyncIterator[str]:
-        """Answer as text pieces while they arrive.
-
-        On the orchestration route the whole reply arrives as one piece.
-        """
+        """Answer as text pieces while they arrive (both routes stream)."""
         params = self._params(temperature, max_tokens, None)
-        if self._route == "orchestration":
-            yield (
-                await self.complete(messages, temperature=temperature, max_tokens=max_tokens)
-            ).text
-            return
 
         async def pieces() -> AsyncIterator[str | Usage]:
             client = await self._ready()
-            async for item in stream_chat(
-                client, model=self._model, messages=messages, params=params
-            ):
+            if self._route == "orchestration":
+                from hybrid_rag.providers._orchestration import orchestration_stream
+
+                source = orchestration_stream(
+                    self._proxy_client(), model=self._model, messages=messages, params=params
+                )
+            else:
+                source = stream_chat(client, model=self._model, messages=messages, params=params)
+            async for item in source:
                 yield item
 
         async for piece in self._policy.stream(self._parts(messages, params), pieces):

@@ -209,6 +209,22 @@ def _scenario(model: str) -> str:
     return "orchestration" if model == "orchestration" else "foundation-models"
 
 
+def _pieces(text: str) -> list[str]:
+    """Word-sized pieces that join to ``text``."""
+    words = text.split(" ")
+    return [w + " " for w in words[:-1]] + [words[-1]]
+
+
+def _usage(messages: Sequence[Mapping[str, Any]], text: str) -> dict[str, int]:
+    prompt = sum(len(str(m.get("content", "")).split()) for m in messages)
+    completion = len(text.split())
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
 def _echo(body: Mapping[str, Any]) -> str:
     users = [m for m in body.get("messages", []) if m.get("role") == "user"]
     return f"echo: {users[-1]['content']}" if users else "echo"
@@ -274,12 +290,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
     def _chat(self, body: Mapping[str, Any], text: str) -> None:
-        prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
-        usage = {
-            "prompt_tokens": prompt,
-            "completion_tokens": len(text.split()),
-            "total_tokens": prompt + len(text.split()),
-        }
+        usage = _usage(body.get("messages", []), text)
         if body.get("stream"):
             self._sse(body, text, usage)
             return
@@ -305,24 +316,19 @@ class _Handler(BaseHTTPRequestHandler):
         modules = body["orchestration_config"]["module_configurations"]
         messages = modules["templating_module_config"]["template"]
         text = reply.text if reply.text is not None else self.fake.chat_text({"messages": messages})
-        prompt = sum(len(str(m.get("content", "")).split()) for m in messages)
+        usage = _usage(messages, text)
+        model = modules["llm_module_config"]["model_name"]
+        if body["orchestration_config"].get("stream"):
+            self._orchestration_sse(model, text, usage)
+            return
+        message = {"role": "assistant", "content": text}
         result = {
             "id": "orch-fake",
             "object": "chat.completion",
             "created": 0,
-            "model": modules["llm_module_config"]["model_name"],
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": text},
-                }
-            ],
-            "usage": {
-                "prompt_tokens": prompt,
-                "completion_tokens": len(text.split()),
-                "total_tokens": prompt + len(text.split()),
-            },
+            "model": model,
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+            "usage": usage,
         }
         self._json(
             200,
@@ -333,23 +339,38 @@ class _Handler(BaseHTTPRequestHandler):
             },
         )
 
+    def _orchestration_sse(self, model: str, text: str, usage: Mapping[str, int]) -> None:
+        self._start_sse()
+        base = {"id": "orch-fake", "object": "chat.completion.chunk", "created": 0, "model": model}
+        for piece in _pieces(text):
+            choice = {"index": 0, "delta": {"role": "assistant", "content": piece}}
+            result = {**base, "choices": [choice]}
+            self._event({"request_id": "r", "module_results": {}, "orchestration_result": result})
+        last = {**base, "choices": [], "usage": usage}
+        self._event({"request_id": "r", "module_results": {}, "orchestration_result": last})
+        self._end_sse()
+
     def _sse(self, body: Mapping[str, Any], text: str, usage: Mapping[str, int]) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        pieces = [w + " " for w in text.split(" ")]
-        pieces[-1] = pieces[-1][:-1]
+        self._start_sse()
         base = {
             "id": "chatcmpl-fake",
             "object": "chat.completion.chunk",
             "created": 0,
             "model": body.get("model"),
         }
-        for piece in pieces:
+        for piece in _pieces(text):
             delta = {"index": 0, "delta": {"content": piece}, "finish_reason": None}
             self._event({**base, "choices": [delta]})
         self._event({**base, "choices": [], "usage": usage})
+        self._end_sse()
+
+    def _start_sse(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+
+    def _end_sse(self) -> None:
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
         self.close_connection = True
