@@ -25,6 +25,7 @@ __all__ = [
     "check_doc_ids",
     "check_filter",
     "check_info",
+    "check_int",
     "check_k",
     "check_matrix",
     "check_scope",
@@ -46,6 +47,15 @@ def check_k(k: object) -> int:
     if k < 1:
         raise InputError(f"k must be >= 1, got {k}")
     return k
+
+
+def check_int(value: object, *, name: str, low: int, high: int) -> int:
+    """``value`` when it is an ``int`` (not a bool) in ``low..high``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{name} must be an int, not {_kind(value)}")
+    if not low <= value <= high:
+        raise InputError(f"{name} must be {low}..{high}, not {value}")
+    return value
 
 
 def check_text(text: object, *, name: str = "text") -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ __all__ = [
     "MODES",
     "EvalPlan",
     "answer_row",
+    "answering_with",
     "ask_all",
     "context_of",
     "load_qa",
@@ -219,6 +221,26 @@ def ask_all(
                 docs = [doc_ids[d] for d in q["docs"] if d in doc_ids]
             rows.append(_ask_one(rag, q, mode, docs))
     return rows
+
+
+@contextmanager
+def answering_with(rag: HybridRAG, spec: str | None) -> Iterator[HybridRAG]:
+    """``rag`` answering with the model ``spec`` names (LLM router, SPARQL, synthesis).
+
+    ``None`` leaves ``rag`` as it is (the offline, extractive path).
+    """
+    if spec is None:
+        yield rag
+        return
+    from hybrid_rag.ask.llm_route import LLMRouter
+    from hybrid_rag.config import llm_from_spec
+
+    llm = llm_from_spec(spec)
+    if llm is None:
+        yield rag
+        return
+    with rag.override(llm=llm, router=LLMRouter(llm)):
+        yield rag
 
 
 def write_rows(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:

@@ -615,6 +615,15 @@ def eval_cmd(
     ] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=64)] = 4,
     embedder: EmbedderOpt = None,
+    llm: Annotated[
+        str | None,
+        typer.Option(
+            "--llm",
+            metavar="PROVIDER:MODEL",
+            help="Answer with this model (openai:<model> or aicore:<model>; credentials from "
+            "the environment as for HYBRID_RAG_LLM): LLM routing, SPARQL and synthesis.",
+        ),
+    ] = None,
 ) -> None:
     """Ingest a QA file's documents (plus distractors), ask every question, grade, summarise."""
     console = Console(highlight=False)
@@ -626,7 +635,8 @@ def eval_cmd(
         with _open(store, embedder, record=True) as rag:
             reports = _eval_ingest(rag, plan, console, concurrency)
             ids = ev.map_doc_ids(plan, reports) if scope is Scope.listed else None
-            rows = ev.ask_all(rag, items, modes, doc_ids=ids)
+            with ev.answering_with(rag, llm):
+                rows = ev.ask_all(rag, items, modes, doc_ids=ids)
         ev.write_rows(out, rows)
         summary, latency = summarise(rows), _latency(rows)
         console.print(eval_table(summary, latency))
@@ -637,6 +647,7 @@ def eval_cmd(
                 "modes": list(modes),
                 "scope": scope.value,
                 "embedder": _embedder_for(store, embedder),
+                "llm": llm or "none",
                 "seconds": round(time.perf_counter() - t0, 1),
             }
             _write_summary(summary_out, payload, reports, summary, latency)

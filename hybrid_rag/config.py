@@ -48,7 +48,13 @@ if TYPE_CHECKING:
     from hybrid_rag.protocols import Catalog, Embedder, GraphStore, LLMProvider, VectorStore
     from hybrid_rag.stores.hana._connection import HanaConnectionPool
 
-__all__ = ["EMBEDDER_PROVIDERS", "LLM_PROVIDERS", "Components", "resolve_components"]
+__all__ = [
+    "EMBEDDER_PROVIDERS",
+    "LLM_PROVIDERS",
+    "Components",
+    "llm_from_spec",
+    "resolve_components",
+]
 
 log = logging.getLogger("hybrid_rag")
 
@@ -223,6 +229,23 @@ def _embedder(values: Env, pool: HanaConnectionPool | None) -> tuple[Embedder | 
     if provider.lower() in EMBEDDER_PROVIDERS:
         return EMBEDDER_PROVIDERS[provider.lower()](model.strip(), values), spec
     return spec, spec
+
+
+def llm_from_spec(
+    spec: str, *, env: Env | None = None, dotenv_path: str | os.PathLike[str] | None = ".env"
+) -> LLMProvider | None:
+    """The LLM a ``<provider>:<model>`` spec names, as ``HYBRID_RAG_LLM`` would.
+
+    Credentials come from ``env`` (default: ``os.environ`` + ``.env``); ``"none"`` or an
+    empty spec gives ``None`` (the extractive path).
+
+    Raises:
+        ConfigurationError: An unknown provider or missing credentials.
+    """
+    from hybrid_rag.stores.hana._connection import merged_env
+
+    values = {**merged_env(env, dotenv_path), "HYBRID_RAG_LLM": spec}
+    return _llm(values)[0]
 
 
 def _llm(values: Env) -> tuple[LLMProvider | None, str]:

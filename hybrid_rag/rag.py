@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from hybrid_rag._store_meta import read_embedder, record_embedder
-from hybrid_rag._sync import run_sync
+from hybrid_rag._sync import iterate_sync, run_sync
 from hybrid_rag._workers import Workers
 from hybrid_rag.errors import ConfigurationError, HybridRAGError, InputError
 from hybrid_rag.models import Answer, AskMode, DocumentList, IngestReport
@@ -625,17 +625,23 @@ class HybridRAG(Closing):
     ) -> AsyncIterator[StreamDelta | Answer]:
         """Stream the answer: :class:`StreamDelta` pieces of text, then the :class:`Answer`.
 
-        Arguments and errors as :meth:`ask`. On the extractive path the text arrives as
-        one delta; the last item is always the complete ``Answer``.
+        Arguments and errors as :meth:`ask`. With an LLM the deltas are the model's text
+        as it is written (one synthesis call, started as soon as retrieval is done); on the
+        extractive path the text arrives as one delta. The last item is always the
+        complete ``Answer``, checked for grounding: when the streamed text cites a number
+        no source states, the ``Answer`` carries the extractive text instead and an
+        ``errors`` entry (``chain="synthesis"``, ``kind="ungrounded"``) says so.
 
         Example:
             >>> async for part in rag.astream("What is the pH of X?"):   # doctest: +SKIP
             ...     print(part.delta if isinstance(part, StreamDelta) else part.citations)
         """
-        answer = await self.aask(question, docs=docs, mode=mode, top_k=top_k, history=history)
-        if answer.text:
-            yield StreamDelta(answer.text)
-        yield answer
+        from hybrid_rag.ask.supervisor import Supervisor
+
+        supervisor = Supervisor(self._ask_parts())
+        parts = supervisor.stream(question, docs=docs, mode=mode, top_k=top_k, history=history)
+        async for part in parts:
+            yield StreamDelta(part) if isinstance(part, str) else part
 
     def stream(
         self,
@@ -653,11 +659,9 @@ class HybridRAG(Closing):
             ...     print(part.delta if isinstance(part, StreamDelta) else "")
         """
 
-        async def collect() -> list[StreamDelta | Answer]:
-            kw = {"docs": docs, "mode": mode, "top_k": top_k, "history": history}
-            return [part async for part in self.astream(question, **kw)]  # type: ignore[arg-type]
-
-        yield from run_sync(collect)
+        yield from iterate_sync(
+            lambda: self.astream(question, docs=docs, mode=mode, top_k=top_k, history=history)
+        )
 
     # --- LangChain ----------------------------------------------------------------------------
 

@@ -107,9 +107,7 @@ class _RefusingRouter:
 def test_unsafe_route_is_answered_without_touching_the_stores(rag: HybridRAG) -> None:
     graph = _Spy(rag.graph, "query")
     vectors = _Spy(rag.vectors, "search", "keyword_search")
-    with HybridRAG(
-        embedder="hashing", graph=graph, vectors=vectors, catalog=rag.catalog
-    ) as r:  # type: ignore[arg-type]
+    with HybridRAG(embedder="hashing", graph=graph, vectors=vectors, catalog=rag.catalog) as r:  # type: ignore[arg-type]
         with r.override(router=_RefusingRouter()):
             ans = r.ask("Please delete all the acetone sheets.")
         assert ans.abstention == "refused" and ans.text == "I cannot delete documents."

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -17,8 +17,9 @@ import anyio
 
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.answer import Composed, compose_extractive, synthesis_messages
+from hybrid_rag.ask.grounding import Grounding, check_grounding, renumber
 from hybrid_rag.errors import HybridRAGError, InputError
-from hybrid_rag.models import ChainError, Evidence, Fact, Passage, Usage
+from hybrid_rag.models import ChainError, ChatMessage, Evidence, Fact, Passage, Usage
 from hybrid_rag.protocols import LLMProvider
 
 __all__ = ["AnswerComposer", "CitationStyle", "Synthesis"]
@@ -37,6 +38,7 @@ class Synthesis:
     text: str
     citations: tuple[Evidence, ...]
     usage: Usage
+    grounding: Grounding | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +89,13 @@ class AnswerComposer:
     ) -> Synthesis | ChainError:
         """One grounded LLM call over numbered sources, within what is left of the budget.
 
-        Returns the synthesis, or a :class:`~hybrid_rag.models.ChainError` (kind ``llm`` or
-        ``timeout``) that the supervisor reports while serving the extractive answer.
+        The model's text passes the grounding check (:mod:`hybrid_rag.ask.grounding`):
+        markers that point nowhere are removed, the rest renumbered to index the returned
+        citations, and numbers no cited source states are listed in ``grounding``.
+
+        Returns:
+            The synthesis, or a :class:`~hybrid_rag.models.ChainError` (kind ``llm`` or
+            ``timeout``) that the supervisor reports while serving the extractive answer.
         """
         messages, evidence = synthesis_messages(question, facts, passages, draft=draft)
         done = None
@@ -99,12 +106,88 @@ class AnswerComposer:
                 return ChainError(chain="synthesis", kind="llm", message=str(exc))
         if done is None:
             return ChainError(chain="synthesis", kind="timeout", message="time budget spent")
-        cited = sorted({int(n) for n in re.findall(r"\[(\d+)\]", done.text)})
         used = Usage(
             llm_calls=1, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens
         )
-        cites = tuple(evidence[n - 1] for n in cited if 0 < n <= len(evidence))
-        return Synthesis(done.text.strip(), cites, used)
+        return _grounded(done.text, question, messages, evidence, used)
+
+    async def synthesise_stream(
+        self,
+        llm: LLMProvider,
+        question: str,
+        facts: Sequence[Fact],
+        passages: Sequence[Passage],
+        *,
+        draft: str | None,
+        deadline: float,
+    ) -> AsyncIterator[str | Synthesis | ChainError]:
+        """:meth:`synthesise` with the model's text yielded piece by piece as it arrives.
+
+        The last item is the checked :class:`Synthesis` of the whole text, or a
+        :class:`~hybrid_rag.models.ChainError` when the call failed or ran out of time
+        (pieces already yielded are then superseded by the extractive answer).
+        """
+        messages, evidence = synthesis_messages(question, facts, passages, draft=draft)
+        pieces: list[str] = []
+        failure: ChainError | None = None
+        it = llm.stream(messages, max_tokens=self.synthesis_max_tokens)
+        try:
+            while failure is None:
+                piece, failure = await _next_piece(it, deadline)
+                if piece is None:
+                    break
+                pieces.append(piece)
+                yield piece
+        finally:  # the contract: an abandoned stream is closed, freeing its slot
+            close = getattr(it, "aclose", None)
+            if close is not None:
+                await close()
+        if failure is not None:
+            yield failure
+            return
+        used = Usage(llm_calls=1, completion_tokens=len("".join(pieces).split()))
+        yield _grounded("".join(pieces), question, messages, evidence, used)
+
+
+async def _next_piece(
+    it: AsyncIterator[str], deadline: float
+) -> tuple[str | None, ChainError | None]:
+    """The next piece (``None`` at the end) or why there is none, within the deadline."""
+    with anyio.move_on_after(max(0.0, deadline - time.perf_counter())):
+        try:
+            return await it.__anext__(), None
+        except StopAsyncIteration:
+            return None, None
+        except HybridRAGError as exc:
+            return None, ChainError(chain="synthesis", kind="llm", message=str(exc))
+    return None, ChainError(chain="synthesis", kind="timeout", message="time budget spent")
+
+
+def _grounded(
+    text: str,
+    question: str,
+    messages: Sequence[ChatMessage],
+    evidence: Sequence[Evidence],
+    used: Usage,
+) -> Synthesis:
+    """The model's text through the grounding check, markers renumbered to the citations."""
+    sources = _source_texts(messages[-1].content, evidence)
+    g = check_grounding(text, sources, question=question)
+    cites = tuple(evidence[n - 1] for n in g.cited)
+    return Synthesis(renumber(g.text, g.cited), cites, used, g)
+
+
+def _source_texts(prompt: str, evidence: Sequence[Evidence]) -> list[str]:
+    """The text of each numbered source as the model saw it (plus its verbatim quote)."""
+    out: list[str] = []
+    for k, ev in enumerate(evidence, 1):
+        start = prompt.find(f"[{k}] ")
+        stop = prompt.find(f"\n[{k + 1}] ", start) if start >= 0 else -1
+        if stop < 0 and start >= 0:
+            stop = prompt.find("\n\n", start)
+        seen = prompt[start : stop if stop >= 0 else None] if start >= 0 else ""
+        out.append(f"{seen}\n{ev.quote}")
+    return out
 
 
 def _numbered(text: str, citations: Sequence[Evidence]) -> str:

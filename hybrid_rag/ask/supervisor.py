@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -33,7 +33,14 @@ from hybrid_rag.ask.kg import KGResult, run_kg_chain
 from hybrid_rag.ask.linking import ProductIndex
 from hybrid_rag.ask.vector import VectorResult, run_vector_chain, with_section_passages
 from hybrid_rag.errors import DocumentNotFoundError, InputError, StoreLockedError
-from hybrid_rag.models import Abstention, Answer, AskMode, ChainError, ChatMessage, Usage
+from hybrid_rag.models import (
+    Abstention,
+    Answer,
+    AskMode,
+    ChainError,
+    ChatMessage,
+    Usage,
+)
 from hybrid_rag.protocols import (
     Catalog,
     Embedder,
@@ -128,32 +135,106 @@ class Supervisor:
         top_k: int | None,
         history: History | None,
     ) -> Answer:
+        found = await self._gather(question, docs=docs, mode=mode, top_k=top_k, history=history)
+        if isinstance(found, Answer):
+            return found
+        llm = self.parts.llm
+        facts = found.kg.facts if found.kg else []
+        passages = found.vec.passages if found.vec else []
+        if llm is None or not (facts or passages):
+            return _finish(self._extractive(found), found)
+        box: list[Answer] = []
+
+        async def extractive() -> None:  # the fallback, written while the model writes
+            box.append(await self.parts.workers.run(lambda: self._extractive(found)))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(extractive)
+            synth = await self.parts.composer.synthesise(
+                llm, found.analysis.question, facts, passages, draft=None, deadline=found.deadline
+            )
+        return _finish(_with_synthesis(box[0], synth), found)
+
+    async def stream(
+        self,
+        question: str,
+        *,
+        docs: Iterable[str] | None,
+        mode: AskMode,
+        top_k: int | None,
+        history: History | None,
+    ) -> AsyncIterator[str | Answer]:
+        """Text pieces as the model writes them, then the complete :class:`Answer`.
+
+        Without an LLM (or with nothing found) the answer's text is one piece. The final
+        ``Answer`` has passed the grounding check: when the streamed text fails it, the
+        ``Answer`` carries the extractive text and a ``synthesis`` error saying why.
+        """
+        found = await self._gather(question, docs=docs, mode=mode, top_k=top_k, history=history)
+        if isinstance(found, Answer):
+            if found.text:
+                yield found.text
+            yield found
+            return
+        llm = self.parts.llm
+        facts = found.kg.facts if found.kg else []
+        passages = found.vec.passages if found.vec else []
+        if llm is None or not (facts or passages):
+            answer = self._extractive(found)
+            if answer.text:
+                yield answer.text
+            yield _finish(answer, found)
+            return
+        first: float | None = None
+        synth: Synthesis | ChainError | None = None
+        async for part in self.parts.composer.synthesise_stream(
+            llm, found.analysis.question, facts, passages, draft=None, deadline=found.deadline
+        ):
+            if isinstance(part, str):
+                first = first or time.perf_counter()
+                yield part
+            else:
+                synth = part
+        answer = await self.parts.workers.run(lambda: self._extractive(found))
+        answer = _with_synthesis(answer, synth)
+        if first is not None:
+            ms = {**answer.timings, "first_token_ms": _ms(found.t_chains, first)}
+            answer = answer.model_copy(update={"timings": ms})
+        yield _finish(answer, found)
+
+    async def _gather(
+        self,
+        question: str,
+        *,
+        docs: Iterable[str] | None,
+        mode: AskMode,
+        top_k: int | None,
+        history: History | None,
+    ) -> _Found | Answer:
+        """Scope, route and both chains; a direct ``Answer`` for out-of-scope and unsafe."""
         t0 = time.perf_counter()
         question, mode, k = check_question(question, mode), mode, check_top_k(top_k)
         turns = check_history(history)
         doc_list = check_docs(docs)
         scope, scoped = await self._scope(doc_list)
         view = await self.parts.workers.run(lambda: self._view(scope, scoped))
-        analysis = await self.parts.router.route(question, scope=view, history=turns)
+        from hybrid_rag.providers._usage import track_usage
+
+        with track_usage() as routing:  # an LLM router's calls count in Answer.usage
+            analysis = await self.parts.router.route(question, scope=view, history=turns)
         t_route = time.perf_counter()
         if analysis.answered_directly:
-            return _direct(analysis, mode=mode, scope=doc_list, t0=t0)
+            direct = _direct(analysis, mode=mode, scope=doc_list, t0=t0)
+            return direct.model_copy(update={"usage": routing.usage})
         kg, vec, chain_ms = await self._chains(
             analysis, mode=mode, scope=scope, scoped=scoped, top_k=k or self.parts.top_k
         )
-        t_chains = time.perf_counter()
-        answer = await self._merge(
-            analysis, kg, vec, mode=mode, scope=doc_list, deadline=t0 + self.parts.timeout
-        )
-        timings = {
-            "analyse_ms": _ms(t0, t_route),
-            "retrieve_ms": _ms(t_route, t_chains),
-            **chain_ms,
-            "answer_ms": _ms(t_chains),
-            "total_ms": _ms(t0),
-        }
-        _log(answer, timings)
-        return answer.model_copy(update={"timings": {**answer.timings, **timings}})
+        timings = {"analyse_ms": _ms(t0, t_route), "retrieve_ms": _ms(t_route), **chain_ms}
+        deadline = t0 + self.parts.timeout
+        return _Found(
+            analysis, kg, vec, mode, doc_list, t0, time.perf_counter(), timings, deadline,
+            routing.usage,
+        )  # fmt: skip
 
     async def _scope(self, docs: list[str] | None) -> tuple[list[str], bool]:
         known = [d.doc_id for d in await self.parts.workers.run(self.parts.catalog.list)]
@@ -217,75 +298,125 @@ class Supervisor:
                 tg.start_soon(bounded, "vector", vector)
         return out.get("kg"), out.get("vector"), timings
 
-    async def _merge(
-        self,
-        a: QuestionAnalysis,
-        kg: KGResult | None,
-        vec: VectorResult | None,
-        *,
-        mode: AskMode,
-        scope: list[str] | None,
-        deadline: float,
-    ) -> Answer:
-        """Both chains -> one answer; one -> that one; none -> ``text=None``."""
+    def _extractive(self, found: _Found) -> Answer:
+        """Both chains -> one extractive answer; one -> that one; none -> ``text=None``."""
+        a, kg, vec = found.analysis, found.kg, found.vec
         facts = kg.facts if kg else []
         passages = vec.passages if vec else []
         errors = [*(kg.errors if kg else []), *(vec.errors if vec else [])]
         for e in errors:  # another writer holds a store: say so at once, never "not stated"
             if e.kind == "StoreLockedError":
                 raise StoreLockedError(f"{e.chain} chain: {e.message}")
-        usage = (kg.usage if kg else Usage()) + (vec.usage if vec else Usage())
-        composer = self.parts.composer
-        composed = composer.extractive(a, facts, passages)
-        text, citations = composed.text, list(composed.citations)
+        usage = found.routing + (kg.usage if kg else Usage()) + (vec.usage if vec else Usage())
+        composed = self.parts.composer.extractive(a, facts, passages)
+        text = composed.text
         sources: list[Literal["kg", "vector"]] = []
         if composed.used_facts or (facts and text):
             sources.append("kg")
         if composed.used_passages:
             sources.append("vector")
-        generation: Literal["extractive", "llm"] = "extractive"
-        llm = self.parts.llm
-        if llm is not None and (facts or passages):
-            synth = await composer.synthesise(
-                llm, a.question, facts, passages, draft=text, deadline=deadline
-            )
-            if isinstance(synth, Synthesis):
-                text, citations, generation = synth.text, list(synth.citations), "llm"
-                usage = usage + synth.usage
-                sources = [s for s, got in (("kg", facts), ("vector", passages)) if got]  # type: ignore[misc]
-            else:
-                errors.append(synth)
-        found = bool(facts or passages)
+        found_any = bool(facts or passages)
+        abstention = _abstention(composed.abstention, found=found_any, text=text)
         broken = [e for e in errors if e.kind.endswith("StoreError")]
-        abstention = _abstention(composed.abstention, found=found, text=text, llm=generation)
         if broken and abstention in ("not_stated", "not_in_documents"):
             chains = " and ".join(sorted({e.chain for e in broken}))
             text, abstention = f"No answer: the {chains} store could not be read.", "store_error"
-            found = True  # the sentence stands; facts and passages are whatever was read
+            found_any = True  # the sentence stands; facts and passages are whatever was read
         return Answer(
             question=a.question,
-            text=text if found else None,
-            mode=mode,
-            generation=generation,
-            sources=sources if found else [],
+            text=text if found_any else None,
+            mode=found.mode,
+            generation="extractive",
+            sources=sources if found_any else [],
             facts=facts,
             passages=passages,
             sparql=kg.attempts if kg else [],
             errors=errors,
             usage=usage,
-            scope=scope,
-            citations=citations,
+            scope=found.scope,
+            citations=list(composed.citations),
             abstention=abstention,
         )
 
 
-def _abstention(
-    composed: Abstention | None, *, found: bool, text: str | None, llm: str
-) -> Abstention | None:
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """What routing and the chains found for one question (before the answer is written)."""
+
+    analysis: QuestionAnalysis
+    kg: KGResult | None
+    vec: VectorResult | None
+    mode: AskMode
+    scope: list[str] | None
+    t0: float
+    t_chains: float
+    timings: dict[str, float]
+    deadline: float
+    routing: Usage
+
+
+def _with_synthesis(answer: Answer, synth: Synthesis | ChainError | None) -> Answer:
+    """The model's answer when it passed the grounding check; else the extractive one.
+
+    A synthesis whose text states a number no cited source states is not served: the
+    extractive answer stands and a ``synthesis`` error of kind ``ungrounded`` says why.
+    Markers that pointed nowhere were removed; a ``dangling_citation`` error counts them.
+    """
+    if synth is None:
+        return answer
+    if isinstance(synth, ChainError):
+        return answer.model_copy(update={"errors": [*answer.errors, synth]})
+    errors = list(answer.errors)
+    g = synth.grounding
+    if g is not None and g.dangling:
+        marks = " ".join(f"[{n}]" for n in g.dangling)
+        errors.append(
+            ChainError(
+                chain="synthesis",
+                kind="dangling_citation",
+                message=f"removed {len(g.dangling)} marker(s) that cite no source: {marks}",
+            )
+        )
+    usage = answer.usage + synth.usage
+    if g is not None and not g.ok:
+        errors.append(
+            ChainError(
+                chain="synthesis",
+                kind="ungrounded",
+                message=f"{len(g.unsupported)} number(s) in no cited source "
+                f"({', '.join(g.unsupported[:5])}); the extractive answer is served",
+            )
+        )
+        return answer.model_copy(update={"errors": errors, "usage": usage})
+    sources: list[Literal["kg", "vector"]] = []
+    if answer.facts:
+        sources.append("kg")
+    if answer.passages:
+        sources.append("vector")
+    return answer.model_copy(
+        update={
+            "text": synth.text,
+            "citations": list(synth.citations),
+            "generation": "llm",
+            "sources": sources,
+            "errors": errors,
+            "usage": usage,
+            "abstention": None,
+        }
+    )
+
+
+def _finish(answer: Answer, found: _Found) -> Answer:
+    timings = {**found.timings, "answer_ms": _ms(found.t_chains), "total_ms": _ms(found.t0)}
+    _log(answer, timings)
+    return answer.model_copy(update={"timings": {**answer.timings, **timings}})
+
+
+def _abstention(composed: Abstention | None, *, found: bool, text: str | None) -> Abstention | None:
     """Why the answer abstains: nothing found, or the extractive answer found no value."""
     if not found or not text:
         return "not_in_documents"
-    return composed if llm == "extractive" else None
+    return composed
 
 
 def _direct(a: QuestionAnalysis, *, mode: AskMode, scope: list[str] | None, t0: float) -> Answer:

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from hybrid_rag._checks import check_text, check_texts
 from hybrid_rag.errors import ConfigurationError, LLMError
-from hybrid_rag.models import ChatMessage, Completion
+from hybrid_rag.models import ChatMessage, Completion, Usage
 from hybrid_rag.providers._chat import check_json_reply
+from hybrid_rag.providers._usage import record_usage
 
 if TYPE_CHECKING:
     import numpy as np
@@ -157,9 +158,14 @@ class FunctionLLM:
             raise
         except Exception as exc:
             raise LLMError(f"{self._name}: {type(exc).__name__}: {exc}") from exc
-        return check_json_reply(
+        done = check_json_reply(
             _as_completion(reply, self._name, received), json_schema, self._name
         )
+        used = Usage(
+            llm_calls=1, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens
+        )
+        record_usage(used)  # seen by track_usage() meters, as a real provider's calls are
+        return done
 
     async def stream(
         self,
