@@ -1,29 +1,25 @@
 """Answer parts for the streaming endpoints: text deltas, then the complete :class:`Answer`.
 
-Uses ``rag.astream`` when the :class:`HybridRAG` has it. Until then (TEMPORARY, delete on
-merge with ``HybridRAG.astream``) it falls back to ``aask`` and yields the answer text as
-one delta followed by the answer.
+A thin adapter over :meth:`hybrid_rag.HybridRAG.astream`: with an LLM the deltas are the
+model's text as it arrives (the final ``Answer`` has passed the grounding check); on the
+extractive path the text is one delta.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hybrid_rag.models import Answer, ChatMessage
+from hybrid_rag.rag import StreamDelta
 
 if TYPE_CHECKING:
     from hybrid_rag.rag import HybridRAG
 
 __all__ = ["Delta", "answer_parts"]
 
-
-@dataclass(frozen=True)
-class Delta:
-    """A piece of answer text."""
-
-    delta: str
+Delta = StreamDelta
+"""A piece of answer text (``.delta``)."""
 
 
 async def answer_parts(
@@ -33,14 +29,7 @@ async def answer_parts(
     docs: Sequence[str] | None,
     mode: Any,
     history: Sequence[ChatMessage] | None,
-) -> AsyncIterator[Delta | Answer]:
+) -> AsyncIterator[StreamDelta | Answer]:
     """Text deltas, then the complete answer (always last, exactly once)."""
-    astream = getattr(rag, "astream", None)
-    if astream is not None:
-        async for part in astream(question, docs=docs, mode=mode, history=history):
-            yield part if isinstance(part, Answer) else Delta(str(part.delta))
-        return
-    answer = await rag.aask(question, docs=docs, mode=mode, history=history)  # TEMPORARY
-    if answer.text:
-        yield Delta(answer.text)
-    yield answer
+    async for part in rag.astream(question, docs=docs, mode=mode, history=history):
+        yield part
