@@ -268,3 +268,18 @@ async def test_chat_stream_without_an_answer_says_so(client: httpx.AsyncClient) 
 def test_missing_extra_names_the_install_line() -> None:
     message = import_error_without("hybrid_rag.server", blocked="fastapi")
     assert "pip install 'hybrid-rag[server]'" in message and "fastapi" in message
+
+
+@pytest.mark.asyncio
+async def test_ask_stream_with_a_model_sends_its_pieces(
+    client: httpx.AsyncClient, rag: HybridRAG
+) -> None:
+    from hybrid_rag.testing import FunctionLLM
+
+    with rag.override(llm=FunctionLLM(lambda _m: "The flash point is -18 °C [1].")):
+        r = await client.post("/ask/stream", json={"question": FLASH})
+    events = _events(r.text)
+    deltas = [json.loads(d)["delta"] for e, d in events if e == "delta"]
+    answer = json.loads(events[-1][1])
+    assert len(deltas) > 1 and answer["generation"] == "llm"  # streamed, not one block
+    assert "".join(deltas) == "The flash point is -18 °C [1]." == answer["text"]
