@@ -138,6 +138,7 @@ _KW_DIR = "keywords"
 _KW_FORMAT = "kw_index"  # meta key: the keyword index format under keywords/, once complete
 _KW_VERSION = "tantivy-1"
 _OLD_BM25 = ("bm25", "bm25_ok")  # folder and meta flag of the bm25s index (until 0.1)
+_ANN_BATCH = 65_536  # rows copied out of the matrix per index.add while building
 _ANN_OK = "ann_usearch_ok"  # "1": ann.usearch matches the data; hnsw.bin used "ann_ok"
 
 
@@ -581,8 +582,9 @@ class LocalVectorStore(Closing):
         if self._ann is None:
             index = self._new_index()
             live = np.flatnonzero(self._alive)
-            if len(live):
-                index.add(live, self._mat.data[live], threads=0)
+            for part in np.array_split(live, max(1, len(live) // _ANN_BATCH)):
+                if len(part):  # in batches: never a second full copy of the matrix
+                    index.add(part, self._mat.data[part], threads=0)
             self._ann, self._ann_pending, self._ann_saved = index, set(), False
         elif self._ann_pending:
             self._apply_pending()
