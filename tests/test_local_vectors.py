@@ -199,7 +199,7 @@ def test_keyword_index_is_updated_per_document(monkeypatch: pytest.MonkeyPatch) 
         store.replace("D3", make_chunks("D3", ["toluene"]), unit_vectors(1, 4))
         store.delete("D4")
         hits = store.keyword_search("acetone", k=50)
-        assert seen == ["B", "D3"]  # only the written documents, never the whole store
+        assert seen == ["B", "D3", "D4"]  # only the changed documents, never the whole store
         expected = {f"D{d}" for d in range(20)} - {"D3", "D4"} | {"B"}
         assert {h.chunk.doc_id for h in hits} == expected
         assert [h.chunk.doc_id for h in store.keyword_search("toluene", k=5)] == ["D3"]
@@ -223,23 +223,45 @@ def test_keyword_index_is_reused_after_reopen(
     assert seen == ["B"]
 
 
-def test_uncommitted_keyword_writes_are_redone_after_a_crash(
+def test_failed_keyword_update_is_redone_by_the_next_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vecs = unit_vectors(3, 8, seed=4)
+    with LocalVectorStore(tmp_path / "v") as store:
+        store.replace("A", make_chunks("A", ["alpha"]), vecs[:1])
+        assert store.keyword_search("alpha", k=1)
+        with monkeypatch.context() as patch:
+
+            def fail(self: KeywordIndex, doc_id: str, rows: object) -> None:
+                raise OSError("disk full")
+
+            patch.setattr(KeywordIndex, "replace", fail)
+            store.replace("B", make_chunks("B", ["omega UN1090"]), vecs[1:2])  # still stands
+        assert [c.text for c in store.chunks("B")] == ["omega UN1090"]
+        seen = _indexed_docs(monkeypatch)
+        assert [h.chunk.doc_id for h in store.keyword_search("UN1090", k=3)] == ["B"]
+        assert seen == ["B"]
+
+
+def test_keyword_updates_lost_in_a_crash_are_redone_on_open(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     vecs = unit_vectors(3, 8, seed=4)
     store = LocalVectorStore(tmp_path / "v")
     store.replace("A", make_chunks("A", ["alpha"]), vecs[:1])
-    assert store.keyword_search("alpha", k=1)
+    store.replace("C", make_chunks("C", ["gamma"]), vecs[2:3])
+    assert store.keyword_search("alpha", k=1)  # commits A and C
     store.replace("B", make_chunks("B", ["omega UN1090"]), vecs[1:2])
     store.delete("A")
-    # the process dies here: SQLite committed, the keyword index did not
+    # the process dies here: SQLite committed both writes, the keyword index neither
     assert store._kw is not None and store._db is not None
     store._kw._writer = store._kw._index = None
     store._db.close()
     seen = _indexed_docs(monkeypatch)
     with LocalVectorStore(tmp_path / "v") as again:
         assert [h.chunk.doc_id for h in again.keyword_search("UN1090 alpha", k=3)] == ["B"]
-    assert sorted(seen) == ["A", "B"]  # exactly the documents written since the commit
+        assert [h.chunk.doc_id for h in again.keyword_search("gamma", k=3)] == ["C"]
+    assert sorted(seen) == ["A", "B"]  # exactly the documents whose update was lost
 
 
 def test_old_bm25_folder_is_replaced_by_the_keyword_index(tmp_path: Path) -> None:

@@ -6,12 +6,12 @@ tokens are exactly ours: identifiers such as ``67-64-1`` or ``un1090`` stay whol
 chunk's matrix slot (stored, returned with each hit) and its document id (a ``raw`` term,
 used to delete a document's chunks and to restrict a search to documents).
 
-Writes are applied to tantivy's writer as they happen and committed on the next search
-or on :meth:`KeywordIndex.close`, so a burst of writes costs one commit; the store keeps
-the list of documents whose change is not committed yet in SQLite (``kw_pending``,
-written in the same transaction as the chunks) and re-syncs exactly those documents
-after a crash. Nothing is ever rebuilt from the whole store except when the index is
-missing or of another format.
+Writes are staged in tantivy's writer as they happen and committed by the next search
+(or ``close``), so a burst of writes costs one commit and the first search after a
+one-document write pays one small commit. The store lists the documents whose index
+update is not committed yet in SQLite (``kw_pending``, written in the same transaction
+as the chunks) and re-indexes exactly those after a failed update or a crash. Nothing is
+rebuilt from the whole store except when the index is missing or of another format.
 
 Scoring is tantivy's BM25 (k1 = 1.2, b = 0.75, Lucene idf); a search is a disjunction of
 the query's distinct tokens, top-``k`` by block-max WAND, so its cost does not grow with

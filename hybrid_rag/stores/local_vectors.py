@@ -249,6 +249,8 @@ class LocalVectorStore(Closing):
         self._ann_saved = True
         self._ann_disk_ok = False
         self._kw: KeywordIndex | None = None
+        self._kw_synced = True  # every write so far is committed to the keyword index
+        self._kw_failed = False  # a staged update failed: re-index kw_pending from SQLite
         self._closed = False
 
     # ------------------------------------------------------------------ lifecycle
@@ -265,8 +267,11 @@ class LocalVectorStore(Closing):
                 self._mat.flush()
             self._save_ann()
             if self._kw is not None:
+                with contextlib.suppress(StoreError):  # what fails is redone on open
+                    self._commit_keywords(self._db, self._kw)
                 self._kw.close()
-                self._db.execute("DELETE FROM kw_pending")
+                if self._kw_synced:
+                    self._db.execute("DELETE FROM kw_pending")
             self._db.close()
             self._db = None
 
@@ -353,13 +358,13 @@ class LocalVectorStore(Closing):
             ]
             with self._transaction(db):
                 self._mark_ann_stale(db)
-                db.execute("INSERT OR IGNORE INTO kw_pending VALUES (?)", (doc_id,))
+                self._mark_kw_pending(db, doc_id)
                 db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
                 db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)", rows)
             self._alive[old] = False
             self._alive[slots] = True
             self._set_doc(doc_id, slots)
-            kw.replace(doc_id, ((r[0], index_text(tokenize(r[7]))) for r in rows))
+            self._index_keywords(kw, doc_id, [(r[0], r[7]) for r in rows])
             self._ann_pending.update(int(s) for s in np.union1d(old, slots))
             return len(chunks)
 
@@ -372,11 +377,11 @@ class LocalVectorStore(Closing):
             kw = self._keywords(db)
             with self._transaction(db):
                 self._mark_ann_stale(db)
-                db.execute("INSERT OR IGNORE INTO kw_pending VALUES (?)", (doc_id,))
+                self._mark_kw_pending(db, doc_id)
                 db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
             old = self._doc_slots.pop(doc_id)
             self._alive[old] = False
-            kw.delete(doc_id)
+            self._index_keywords(kw, doc_id, [])
             self._ann_pending.update(int(s) for s in old)
             return len(old)
 
@@ -667,8 +672,7 @@ class LocalVectorStore(Closing):
             if k <= 0 or (doc_ids is not None and not doc_ids):
                 return []
             kw = self._keywords(db)
-            if kw.commit():
-                db.execute("DELETE FROM kw_pending")
+            self._commit_keywords(db, kw)
             scope = None if doc_ids is None else list(dict.fromkeys(doc_ids))
             found = kw.search(tokenize(text), k, scope)
             slots = np.array([s for s, _ in found], dtype=np.int64)
@@ -697,11 +701,51 @@ class LocalVectorStore(Closing):
             if self._path is not None:
                 shutil.rmtree(self._path / _OLD_BM25[0], ignore_errors=True)
         else:
-            pending = [r[0] for r in db.execute("SELECT doc_id FROM kw_pending")]
-            self._reindex(db, kw, pending)
+            self._reindex(db, kw, _pending(db))
         db.execute("DELETE FROM kw_pending")
         self._kw = kw
         return kw
+
+    def _index_keywords(self, kw: KeywordIndex, doc_id: str, rows: list[tuple[int, str]]) -> None:
+        """Stage a written document's chunks in the keyword index (the chunks are durable).
+
+        The next keyword search commits (a burst of writes costs one commit). A failure
+        here leaves the document listed in ``kw_pending``; the next search re-indexes
+        the listed documents from SQLite, so the write still stands.
+        """
+        self._kw_synced = False
+        try:
+            kw.replace(doc_id, ((s, index_text(tokenize(t))) for s, t in rows))
+        except (OSError, ValueError, RuntimeError):
+            self._kw_failed = True
+
+    def _commit_keywords(self, db: sqlite3.Connection, kw: KeywordIndex) -> None:
+        """Make every write so far searchable (redo failed updates from SQLite, commit).
+
+        Raises:
+            StoreError: the keyword index cannot be written; the next call retries.
+        """
+        if self._kw_synced:
+            return
+        try:
+            if self._kw_failed:
+                self._reindex(db, kw, _pending(db))
+            else:
+                kw.commit()
+        except (OSError, ValueError, RuntimeError) as exc:
+            self._kw_failed = True
+            raise StoreError(f"cannot update the keyword index: {exc}") from exc
+        self._kw_failed, self._kw_synced = False, True
+
+    def _mark_kw_pending(self, db: sqlite3.Connection, doc_id: str) -> None:
+        """List ``doc_id`` as not yet in the keyword index (in the write's transaction).
+
+        Rows of earlier writes are dropped once the index committed them, so the list
+        holds at most the documents whose index update a crash may have lost.
+        """
+        if self._kw_synced:
+            db.execute("DELETE FROM kw_pending")
+        db.execute("INSERT OR IGNORE INTO kw_pending VALUES (?)", (doc_id,))
 
     def _reindex(self, db: sqlite3.Connection, kw: KeywordIndex, docs: list[str] | None) -> None:
         """Index the chunks of ``docs`` (``None``: every document) from SQLite; commit."""
@@ -709,6 +753,11 @@ class LocalVectorStore(Closing):
             rows = db.execute("SELECT slot, text FROM chunks WHERE doc_id = ?", (doc_id,))
             kw.replace(doc_id, ((s, index_text(tokenize(t))) for s, t in rows))
         kw.commit()
+
+
+def _pending(db: sqlite3.Connection) -> list[str]:
+    """Documents whose keyword index update may be missing."""
+    return [r[0] for r in db.execute("SELECT doc_id FROM kw_pending")]
 
 
 class _Tx:

@@ -52,7 +52,7 @@ _XSD_STRING = _vocab.XSD + "string"
 _RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 _ENGINE_ERRORS = (OSError, SyntaxError, ValueError, RuntimeError, TypeError)
 _UNION_MIN_GRAPHS = 8  # below this the per-graph dataset is as fast as the union check
-_COPY_MIN_GRAPHS = 48  # from here a copy of the scope beats the per-graph dataset (N^2)
+_COPY_MIN_GRAPHS = 8  # from here a copy of the scope beats the per-graph dataset (N^2)
 _COPY_CACHE = 2  # scope copies kept (each holds its scope's triples in memory)
 
 
