@@ -34,17 +34,11 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
-import platform
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +46,9 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _bench import meta, write_json  # noqa: E402
+from _bench import ms as _ms  # noqa: E402
+from _bench import stats as _stats  # noqa: E402
 from retrieval_scale import DIM, _build, _doc, _words  # noqa: E402
 
 RESULTS = HERE / "results" / "store_growth.json"
@@ -88,22 +85,6 @@ def _store_class(impl: str, rev: str) -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.LocalVectorStore
-
-
-def _ms(fn: Callable[[], object]) -> float:
-    t = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t) * 1000
-
-
-def _stats(samples: list[float]) -> dict[str, float]:
-    s = sorted(samples)
-    return {
-        "p50_ms": round(statistics.median(s), 3),
-        "p95_ms": round(s[min(len(s) - 1, int(0.95 * len(s)))], 3),
-        "max_ms": round(s[-1], 3),
-        "n": len(s),
-    }
 
 
 def _rss_mb() -> int:
@@ -214,17 +195,8 @@ def main() -> int:
             record = json.loads(out.stdout.strip().splitlines()[-1])
             print(json.dumps(record), flush=True)
             results[(record["chunks"], impl)] = record
-    payload = {
-        "meta": {
-            "when": datetime.now(UTC).isoformat(timespec="seconds"),
-            "machine": f"{platform.machine()} python {platform.python_version()}",
-            "cpus": os.cpu_count(),
-            "load_average_at_end": os.getloadavg(),
-        },
-        "results": sorted(results.values(), key=lambda r: (r["chunks"], r["impl"])),
-    }
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(payload, indent=1) + "\n")
+    ordered = sorted(results.values(), key=lambda r: (r["chunks"], r["impl"]))
+    write_json(a.out, {"meta": meta(), "results": ordered})
     return 0
 
 
