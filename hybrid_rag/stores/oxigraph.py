@@ -235,9 +235,10 @@ class OxigraphGraphStore(Closing):
         if cached is not None and cached[0] == generation and not writing:
             return cached[1]
         copy = Store()
-        try:
-            for graph in graphs:
-                copy.extend(db.quads_for_pattern(None, None, None, NamedNode(graph)))
+        try:  # bulk: no transaction needed, nothing else sees the copy yet
+            copy.bulk_extend(
+                q for g in graphs for q in db.quads_for_pattern(None, None, None, NamedNode(g))
+            )
         except _ENGINE_ERRORS as exc:
             raise StoreError(f"cannot read the scoped graphs: {exc}") from exc
         with self._gen_lock:
