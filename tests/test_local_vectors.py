@@ -372,3 +372,19 @@ def test_large_filter_over_fetches_then_falls_back(tmp_path: Path, oversample: i
             total += 10
         assert store._ann is not None  # the index was asked
         assert hits / total >= 0.95
+
+
+def test_writes_and_deletes_update_the_hnsw_index_in_place() -> None:
+    data = _clustered(600, 16, seed=9)
+    with LocalVectorStore(dim=16, ann_threshold=100) as store:
+        _fill(store, data)
+        assert store.search(data[3], k=1)[0].chunk.chunk_id == "D0:3"
+        index = store._ann
+        assert index is not None and len(index) == 600
+        store.delete("D1")
+        store.replace("D2", make_chunks("D2", ["new"]), data[250:251])
+        hits = store.search(data[150], k=5)  # a row of the deleted document
+        assert store._ann is index  # updated in place, never rebuilt
+        assert len(index) == 401
+        assert all(h.chunk.doc_id != "D1" for h in hits)
+        assert store.search(data[250], k=1)[0].chunk.chunk_id == "D2:0"
