@@ -77,7 +77,7 @@ def test_import_is_light() -> None:
     code = (
         "import sys, hybrid_rag\n"
         "heavy = ['torch', 'sentence_transformers', 'rdflib', 'pypdf', 'pyoxigraph', 'bm25s',"
-        " 'usearch', 'openai', 'gen_ai_hub', 'hdbcli', 'numpy']\n"
+        " 'usearch', 'tantivy', 'openai', 'gen_ai_hub', 'hdbcli', 'numpy']\n"
         "print([m for m in heavy if m in sys.modules])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -12,6 +12,7 @@ import pytest
 
 from hybrid_rag.errors import ConfigurationError, InputError, SparqlValidationError, StoreError
 from hybrid_rag.rdf import Term, iri, literal
+from hybrid_rag.stores import oxigraph as oxigraph_module
 from hybrid_rag.stores.oxigraph import OxigraphGraphStore
 from hybrid_rag.testing._graph_contract import GraphStoreContract, product
 
@@ -207,6 +208,34 @@ def test_full_scope_never_sees_foreign_graphs_or_default_graph() -> None:
         store._db().update("DROP GRAPH <urn:other:g>")
         store._db().update(f"INSERT DATA {{ {foreign} }}")  # the store's default graph
         assert "foreign" not in _names(store, docs)
+
+
+def test_large_partial_scope_runs_on_a_copy_of_exactly_its_graphs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(oxigraph_module, "_COPY_MIN_GRAPHS", 4)
+    docs = [f"d{i:02d}" for i in range(12)]
+    with OxigraphGraphStore() as store:
+        for doc in docs:
+            store.replace(doc, product(doc, f"name-{doc}"))
+        foreign = "<urn:s> <http://example.org/contract/name> 'foreign'"
+        store._db().update(f"INSERT DATA {{ {foreign} GRAPH <urn:other:g> {{ {foreign} }} }}")
+        scope = docs[2:9]
+        per_graph = oxigraph_module._execute(
+            store._db(), "SELECT ?n WHERE { ?s <http://example.org/contract/name> ?n }",
+            [store.graph_iri(d) for d in scope],
+        )  # fmt: skip
+        assert _names(store, scope) == sorted(r["n"].value for r in per_graph.rows)
+        assert _names(store, scope) == [f"name-{d}" for d in scope]
+        assert len(store._copies) == 1
+        q = "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
+        graphs = {r["g"].value for r in store.query(q, scope=scope).rows}
+        assert graphs == {store.graph_iri(d) for d in scope}  # nothing else is readable
+        copy = next(iter(store._copies.values()))[1]
+        assert store.query(q, scope=list(reversed(scope))).rows  # same scope: same copy
+        assert next(iter(store._copies.values()))[1] is copy
+        store.replace("d03", product("d03", "renamed"))  # a write: the copy is stale
+        assert "renamed" in _names(store, scope) and "name-d03" not in _names(store, scope)
 
 
 def test_write_between_scope_check_and_query_is_detected(

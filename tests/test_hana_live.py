@@ -86,6 +86,28 @@ class TestHanaInternalEmbedderLive(EmbedderContract):
         embedder.close()
 
 
+def test_keyword_search_in_the_database_live() -> None:
+    """CONTAINS/SCORE() on the real full-text index: codes by exact string, scope in SQL."""
+    from hybrid_rag.testing._vector_contract import make_chunks, unit_vectors
+
+    settings = _settings()
+    table = f"HR_TEST_KW_{uuid.uuid4().hex[:8].upper()}"
+    store = HanaVectorStore(settings, table=table, dim=8)
+    try:
+        texts = ["CAS 67-64-1 acetone", "UN1090 flash point -20 C", "H225 H319"]
+        store.replace("A", make_chunks("A", texts), unit_vectors(3, 8))
+        store.replace("B", make_chunks("B", ["CAS 64-17-5 ethanol UN1170"]), unit_vectors(1, 8))
+        assert store.keyword_search("67-64-1", k=3)[0].chunk.text == texts[0]
+        assert store.keyword_search("UN 1090", k=3)[0].chunk.text == texts[1]
+        assert store.keyword_search("ethanol", k=3)[0].chunk.doc_id == "B"
+        assert store.keyword_search("ethanol", k=3, doc_ids=["A"]) == []
+        store.replace("B", make_chunks("B", ["methanol UN1230"]), unit_vectors(1, 8))
+        assert [h.chunk.doc_id for h in store.keyword_search("UN1230", k=3)] == ["B"]
+    finally:
+        store.close()
+        _drop(settings, table)
+
+
 def _drop(settings: HanaSettings, table: str) -> None:
     with HanaConnectionPool(settings) as pool:
         cur = pool.connection().cursor()

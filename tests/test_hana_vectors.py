@@ -28,9 +28,10 @@ from hybrid_rag.stores.hana import (
     HanaInternalEmbedder,
     HanaVectorStore,
 )
-from hybrid_rag.stores.hana.vectors import HnswConfig, vector_bytes
+from hybrid_rag.stores.hana.vectors import HnswConfig, _create_sql, vector_bytes
+from hybrid_rag.stores.local_vectors import tokenize
 from hybrid_rag.testing._vector_contract import VectorStoreContract, make_chunks, unit_vectors
-from hybrid_rag.testing.hana_doubles import FAKE_SETTINGS, FakeHdbcli
+from hybrid_rag.testing.hana_doubles import FAKE_SETTINGS, FakeHdbcli, HanaDoubleError
 
 
 def pool(driver: FakeHdbcli) -> HanaConnectionPool:
@@ -137,21 +138,83 @@ def test_schema_is_used_and_identifiers_validated() -> None:
         HanaVectorStore(pool=pool(driver), table='x"; DROP TABLE y; --')
 
 
-def test_keyword_search_refetches_only_changed_documents() -> None:
+def test_keyword_search_runs_in_the_database_and_returns_only_top_k() -> None:
     driver = FakeHdbcli()
     store = HanaVectorStore(pool=pool(driver))
-    store.replace("A", make_chunks("A", ["acetone UN1090"]), unit_vectors(1, 8))
-    store.replace("B", make_chunks("B", ["ethanol UN1170"]), unit_vectors(1, 8, seed=1))
-    assert store.keyword_search("UN1090", k=3)[0].chunk.doc_id == "A"
-    driver.database.calls.clear()
-    assert store.keyword_search("ethanol", k=3)[0].chunk.doc_id == "B"
-    assert not driver.database.statements('"TEXT"')  # cached: no text fetched
-    other = HanaVectorStore(pool=pool(driver))  # another process writes B
+    texts = ["acetone UN1090 flash point", "acetone CAS 67-64-1", "ethanol UN1170"]
+    store.replace("A", make_chunks("A", texts), unit_vectors(3, 8))
+    store.replace("B", make_chunks("B", ["acetone again", "UN1090 elsewhere"]), unit_vectors(2, 8))
+    db = driver.database
+    (index,) = db.statements("^CREATE FULLTEXT INDEX")
+    assert index.sql == (
+        'CREATE FULLTEXT INDEX "HYBRID_RAG_CHUNKS_TOKENS_FTI" ON "HYBRID_RAG_CHUNKS" ("TOKENS")'
+        " FAST PREPROCESS ON SYNC"
+    )
+    db.calls.clear()
+    hits = store.keyword_search("UN 1090 acetone", k=2, doc_ids=["A"])
+    (query,) = db.calls  # one statement; nothing else left the database
+    assert query.sql.startswith("SELECT TOP 2 ") and 'SCORE() AS "SCORE"' in query.sql
+    assert 'WHERE CONTAINS("TOKENS", ?, EXACT) AND "DOC_ID" IN (?)' in query.sql
+    terms = " OR ".join(f'"{t}"' for t in dict.fromkeys(tokenize("UN 1090 acetone")))
+    assert query.params == (terms, "A")
+    assert len(hits) == 2 and {h.chunk.doc_id for h in hits} == {"A"}
+    assert hits[0].chunk.text == "acetone UN1090 flash point"  # both terms beat one
+    assert hits[0].score > hits[1].score > 0
+
+
+def test_keyword_search_finds_identifiers_by_exact_string() -> None:
+    driver = FakeHdbcli()
+    store = HanaVectorStore(pool=pool(driver))
+    store.replace("A", make_chunks("A", ["CAS 67-64-1 acetone", "H225 H319"]), unit_vectors(2, 8))
+    store.replace("B", make_chunks("B", ["CAS 64-17-5 ethanol"]), unit_vectors(1, 8, seed=1))
+    # the whole code ranks first; its parts ("64") also match other codes, lower
+    assert store.keyword_search("67-64-1", k=5)[0].chunk.text == "CAS 67-64-1 acetone"
+    assert store.keyword_search("64-17-5", k=5)[0].chunk.doc_id == "B"
+    assert [h.chunk.text for h in store.keyword_search("h319", k=5)] == ["H225 H319"]
+    assert store.keyword_search("toluene", k=5) == []
+    other = HanaVectorStore(pool=pool(driver))  # another process replaces B
     other.replace("B", make_chunks("B", ["methanol UN1230"]), unit_vectors(1, 8, seed=2))
-    driver.database.calls.clear()
-    assert store.keyword_search("UN1230", k=3)[0].chunk.text == "methanol UN1230"
-    (fetch,) = driver.database.statements('"WRITE_ID" FROM')
-    assert fetch.params == ("B",)
+    assert [h.chunk.text for h in store.keyword_search("UN1230", k=3)] == ["methanol UN1230"]
+    assert store.keyword_search("ethanol", k=3) == []
+
+
+def test_table_of_an_older_version_gets_tokens_and_index_once() -> None:
+    driver = FakeHdbcli()
+    old_ddl = _create_sql('"HYBRID_RAG_CHUNKS"', "REAL_VECTOR", 8).replace('"TOKENS" NCLOB, ', "")
+    db = driver.database
+    db.sql.execute(old_ddl.replace("CREATE COLUMN TABLE", "CREATE TABLE"))
+    for i in range(5):
+        db.sql.execute(
+            'INSERT INTO "HYBRID_RAG_CHUNKS" VALUES (?,?,?,?,?,?,?,?,?,?,?)',
+            ("A", f"A:{i}", i, 1, 0, 5, None, f"text {i} UN1090", "{}", "w", b"\0"),
+        )
+    store = HanaVectorStore(pool=pool(driver), batch_size=2)
+    assert len(store.keyword_search("un1090", k=10)) == 5
+    assert [c.batch for c in db.calls if c.op == "executemany"] == [2, 2, 1]
+    assert len(db.statements("^ALTER TABLE")) == len(db.statements("^CREATE FULLTEXT")) == 1
+    db.calls.clear()
+    again = HanaVectorStore(pool=pool(driver))
+    assert len(again.keyword_search("text", k=10)) == 5
+    assert not db.statements("^ALTER|^CREATE|^UPDATE")
+
+
+def test_double_refuses_contains_without_a_fulltext_index() -> None:
+    driver = FakeHdbcli()
+    conn = driver.connect(address="h", password="p")
+    cur = conn.cursor()
+    cur.execute('CREATE COLUMN TABLE "T" ("X" NCLOB)')
+    with pytest.raises(HanaDoubleError, match="full-text index"):
+        cur.execute('SELECT SCORE() FROM "T" WHERE CONTAINS("X", ?, EXACT)', ['"a"'])
+    cur.execute('CREATE FULLTEXT INDEX "T_FTI" ON "T" ("X") FAST PREPROCESS ON SYNC')
+    cur.execute("INSERT INTO \"T\" VALUES ('the UN-1090 code')")
+    cur.execute('SELECT SCORE() FROM "T" WHERE CONTAINS("X", ?, EXACT)', ['"un" OR "zzz"'])
+    assert cur.fetchone()[0] > 0
+    cur.execute('SELECT SCORE() FROM "T" WHERE CONTAINS("X", ?, EXACT)', ['"1090 code"'])
+    assert cur.fetchone() is not None  # a phrase: consecutive words
+    cur.execute('SELECT SCORE() FROM "T" WHERE CONTAINS("X", ?, EXACT)', ['"code 1090"'])
+    assert cur.fetchone() is None
+    with pytest.raises(HanaDoubleError, match="only terms joined by OR"):
+        cur.execute('SELECT SCORE() FROM "T" WHERE CONTAINS("X", ?, EXACT)', ["a -b"])
 
 
 def _info(doc_id: str, digest: str = "h1") -> DocumentInfo:

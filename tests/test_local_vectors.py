@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.protocols import VectorStore
+from hybrid_rag.stores._keywords import KeywordIndex
 from hybrid_rag.stores.local_vectors import LocalVectorStore, tokenize
 from hybrid_rag.testing._vector_contract import VectorStoreContract, make_chunks, unit_vectors
 
@@ -173,15 +175,122 @@ def test_filtered_search_is_exact_and_fast() -> None:
         assert elapsed < 0.05
 
 
-def test_bm25_rebuild_is_lazy() -> None:
+def _indexed_docs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record every document (re-)indexed by the keyword index from now on."""
+    seen: list[str] = []
+    original = KeywordIndex.replace
+
+    def spy(self: KeywordIndex, doc_id: str, rows: Iterable[tuple[int, str]]) -> None:
+        seen.append(doc_id)
+        original(self, doc_id, rows)
+
+    monkeypatch.setattr(KeywordIndex, "replace", spy)
+    return seen
+
+
+def test_keyword_index_is_updated_per_document(monkeypatch: pytest.MonkeyPatch) -> None:
     with LocalVectorStore(dim=4) as store:
-        store.replace("A", make_chunks("A", ["UN1090 acetone"]), unit_vectors(1, 4))
+        for d in range(20):
+            store.replace(f"D{d}", make_chunks(f"D{d}", [f"acetone {d}"]), unit_vectors(1, 4))
+        assert len(store.keyword_search("acetone", k=50)) == 20
+        seen = _indexed_docs(monkeypatch)
+        store.replace("B", make_chunks("B", ["UN1090 acetone"]), unit_vectors(1, 4))
+        assert [h.chunk.doc_id for h in store.keyword_search("UN1090", k=5)] == ["B"]
+        store.replace("D3", make_chunks("D3", ["toluene"]), unit_vectors(1, 4))
+        store.delete("D4")
+        hits = store.keyword_search("acetone", k=50)
+        assert seen == ["B", "D3", "D4"]  # only the changed documents, never the whole store
+        expected = {f"D{d}" for d in range(20)} - {"D3", "D4"} | {"B"}
+        assert {h.chunk.doc_id for h in hits} == expected
+        assert [h.chunk.doc_id for h in store.keyword_search("toluene", k=5)] == ["D3"]
+
+
+def test_keyword_index_is_reused_after_reopen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vecs = unit_vectors(12, 8, seed=3)
+    with LocalVectorStore(tmp_path / "v") as store:
+        store.replace("A", make_chunks("A", [f"alpha {i}" for i in range(10)]), vecs[:10])
+        first = [h.chunk.chunk_id for h in store.keyword_search("alpha 3", k=3)]
+    seen = _indexed_docs(monkeypatch)
+    with LocalVectorStore(tmp_path / "v") as store:
+        assert [h.chunk.chunk_id for h in store.keyword_search("alpha 3", k=3)] == first
+        assert seen == []  # opened from keywords/, nothing re-indexed
+        store.replace("B", make_chunks("B", ["omega UN1090"]), vecs[10:11])
+        assert [h.chunk.doc_id for h in store.keyword_search("UN1090", k=3)] == ["B"]
+    with LocalVectorStore(tmp_path / "v") as store:
+        assert [h.chunk.doc_id for h in store.keyword_search("UN1090", k=3)] == ["B"]
+    assert seen == ["B"]
+
+
+def test_failed_keyword_update_is_redone_by_the_next_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vecs = unit_vectors(3, 8, seed=4)
+    with LocalVectorStore(tmp_path / "v") as store:
+        store.replace("A", make_chunks("A", ["alpha"]), vecs[:1])
+        assert store.keyword_search("alpha", k=1)
+        with monkeypatch.context() as patch:
+
+            def fail(self: KeywordIndex, doc_id: str, rows: object) -> None:
+                raise OSError("disk full")
+
+            patch.setattr(KeywordIndex, "replace", fail)
+            store.replace("B", make_chunks("B", ["omega UN1090"]), vecs[1:2])  # still stands
+        assert [c.text for c in store.chunks("B")] == ["omega UN1090"]
+        seen = _indexed_docs(monkeypatch)
+        assert [h.chunk.doc_id for h in store.keyword_search("UN1090", k=3)] == ["B"]
+        assert seen == ["B"]
+
+
+def test_keyword_updates_lost_in_a_crash_are_redone_on_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vecs = unit_vectors(3, 8, seed=4)
+    store = LocalVectorStore(tmp_path / "v")
+    store.replace("A", make_chunks("A", ["alpha"]), vecs[:1])
+    store.replace("C", make_chunks("C", ["gamma"]), vecs[2:3])
+    assert store.keyword_search("alpha", k=1)  # commits A and C
+    store.replace("B", make_chunks("B", ["omega UN1090"]), vecs[1:2])
+    store.delete("A")
+    # the process dies here: SQLite committed both writes, the keyword index neither
+    assert store._kw is not None and store._db is not None
+    store._kw._writer = store._kw._index = None
+    store._db.close()
+    if store._file_lock is not None:  # a dead process holds no OS lock
+        store._file_lock.release()
+    seen = _indexed_docs(monkeypatch)
+    with LocalVectorStore(tmp_path / "v") as again:
+        assert [h.chunk.doc_id for h in again.keyword_search("UN1090 alpha", k=3)] == ["B"]
+        assert [h.chunk.doc_id for h in again.keyword_search("gamma", k=3)] == ["C"]
+    assert sorted(seen) == ["A", "B"]  # exactly the documents whose update was lost
+
+
+def test_old_bm25_folder_is_replaced_by_the_keyword_index(tmp_path: Path) -> None:
+    vecs = unit_vectors(2, 8, seed=5)
+    with LocalVectorStore(tmp_path) as store:
+        store.replace("A", make_chunks("A", ["acetone UN1090"]), vecs[:1])
+    db = sqlite3.connect(tmp_path / "chunks.sqlite3")  # what an older version left behind
+    db.execute("DELETE FROM meta WHERE key = 'kw_index'")
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('bm25_ok', '1')")
+    db.commit()
+    db.close()
+    shutil.rmtree(tmp_path / "keywords")
+    (tmp_path / "bm25").mkdir()
+    (tmp_path / "bm25" / "params.index.json").write_text("{}")
+    with LocalVectorStore(tmp_path) as store:
+        assert [h.chunk.doc_id for h in store.keyword_search("un1090", k=3)] == ["A"]
+    assert not (tmp_path / "bm25").exists()
+
+
+def test_damaged_keyword_index_is_rebuilt(tmp_path: Path) -> None:
+    vecs = unit_vectors(2, 8, seed=6)
+    with LocalVectorStore(tmp_path) as store:
+        store.replace("A", make_chunks("A", ["acetone 67-64-1"]), vecs[:1])
         assert store.keyword_search("acetone", k=1)
-        built = store._bm25
-        assert store.keyword_search("UN1090", k=1) and store._bm25 is built
-        store.replace("B", make_chunks("B", ["acetone again"]), unit_vectors(1, 4))
-        assert store._bm25 is None
-        assert len(store.keyword_search("acetone", k=5)) == 2
+    (tmp_path / "keywords" / "meta.json").write_text("not json")
+    with LocalVectorStore(tmp_path) as store:
+        assert [h.chunk.doc_id for h in store.keyword_search("67-64-1", k=3)] == ["A"]
 
 
 def _fill(store: LocalVectorStore, data: np.ndarray, per_doc: int = 100) -> None:
@@ -270,16 +379,17 @@ def test_large_filter_over_fetches_then_falls_back(tmp_path: Path, oversample: i
         assert hits / total >= 0.95
 
 
-def test_bm25_index_is_reused_after_reopen_and_invalidated_by_writes(tmp_path: Path) -> None:
-    vecs = unit_vectors(12, 8, seed=3)
-    with LocalVectorStore(tmp_path / "v") as store:
-        store.replace("A", make_chunks("A", [f"alpha {i}" for i in range(10)]), vecs[:10])
-        first = [h.chunk.chunk_id for h in store.keyword_search("alpha 3", k=3)]
-    with LocalVectorStore(tmp_path / "v") as store:
-        again = [h.chunk.chunk_id for h in store.keyword_search("alpha 3", k=3)]
-        assert again == first
-        assert store._tokens is None  # loaded from bm25/, nothing re-tokenised
-        store.replace("B", make_chunks("B", ["omega UN1090"]), vecs[10:11])
-        assert [h.chunk.doc_id for h in store.keyword_search("UN1090", k=3)] == ["B"]
-    with LocalVectorStore(tmp_path / "v") as store:  # the write made the saved index stale
-        assert [h.chunk.doc_id for h in store.keyword_search("UN1090", k=3)] == ["B"]
+def test_writes_and_deletes_update_the_hnsw_index_in_place() -> None:
+    data = _clustered(600, 16, seed=9)
+    with LocalVectorStore(dim=16, ann_threshold=100) as store:
+        _fill(store, data)
+        assert store.search(data[3], k=1)[0].chunk.chunk_id == "D0:3"
+        index = store._ann
+        assert index is not None and len(index) == 600
+        store.delete("D1")
+        store.replace("D2", make_chunks("D2", ["new"]), data[250:251])
+        hits = store.search(data[150], k=5)  # a row of the deleted document
+        assert store._ann is index  # updated in place, never rebuilt
+        assert len(index) == 401
+        assert all(h.chunk.doc_id != "D1" for h in hits)
+        assert store.search(data[250], k=1)[0].chunk.chunk_id == "D2:0"

@@ -17,8 +17,9 @@ Search strategy (chosen by measurement, see ``docs/benchmarks.md``):
   float32 matrix.
 
 Deleted or replaced rows are freed and reused by later writes, so the files never need
-compaction. BM25 (``bm25s``) is rebuilt lazily on the first keyword search after a change,
-saved under ``bm25/`` on ``close()`` and reused on reopen while no write happened since.
+compaction. Keyword search is BM25 on a tantivy index under ``keywords/``
+(:mod:`hybrid_rag.stores._keywords`), updated per document: a write costs in proportion
+to that document, never to the store.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ from __future__ import annotations
 import contextlib
 import itertools
 import re
+import shutil
 import sqlite3
 import threading
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -50,11 +52,9 @@ from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.models import Chunk
 from hybrid_rag.protocols import VectorHit
 from hybrid_rag.stores._closing import Closing
+from hybrid_rag.stores._keywords import KeywordIndex, index_text
 from hybrid_rag.stores._lock import StoreLock
 from hybrid_rag.text import suffix_stem
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["LocalVectorStore", "tokenize"]
 
@@ -140,11 +140,15 @@ CREATE TABLE IF NOT EXISTS chunks (
     section TEXT
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc_id, page, start, seq);
+CREATE TABLE IF NOT EXISTS kw_pending (doc_id TEXT PRIMARY KEY);
 """
 _COLS = 'slot, chunk_id, doc_id, page, start, "end", text, section'
 _ANN_FILE = "ann.usearch"
-_BM25_DIR = "bm25"
-_BM25_OK = "bm25_ok"  # "1": the bm25/ folder matches the chunks
+_KW_DIR = "keywords"
+_KW_FORMAT = "kw_index"  # meta key: the keyword index format under keywords/, once complete
+_KW_VERSION = "tantivy-1"
+_OLD_BM25 = ("bm25", "bm25_ok")  # folder and meta flag of the bm25s index (until 0.1)
+_ANN_BATCH = 65_536  # rows copied out of the matrix per index.add while building
 _ANN_OK = "ann_usearch_ok"  # "1": ann.usearch matches the data; hnsw.bin used "ann_ok"
 
 
@@ -254,12 +258,9 @@ class LocalVectorStore(Closing):
         self._ann_pending: set[int] = set()
         self._ann_saved = True
         self._ann_disk_ok = False
-        self._bm25: Any = None
-        self._bm25_slots: I64 = np.zeros(0, dtype=np.int64)
-        self._vocab: dict[str, int] = {"": 0}
-        self._tokens: dict[int, list[int]] | None = None
-        self._bm25_saved = False  # the in-memory BM25 index is the one on disk
-        self._bm25_disk_ok = False
+        self._kw: KeywordIndex | None = None
+        self._kw_synced = True  # every write so far is committed to the keyword index
+        self._kw_failed = False  # a staged update failed: re-index kw_pending from SQLite
         self._closed = False
         self._file_lock = None if self._path is None else StoreLock(self._path, what="vector store")
 
@@ -276,7 +277,12 @@ class LocalVectorStore(Closing):
             if self._mat is not None:
                 self._mat.flush()
             self._save_ann()
-            self._save_bm25()
+            if self._kw is not None:
+                with contextlib.suppress(StoreError):  # what fails is redone on open
+                    self._commit_keywords(self._db, self._kw)
+                self._kw.close()
+                if self._kw_synced:
+                    self._db.execute("DELETE FROM kw_pending")
             self._db.close()
             self._db = None
             if self._file_lock is not None:
@@ -312,7 +318,6 @@ class LocalVectorStore(Closing):
         return None if row is None else str(row[0])
 
     def _load_state(self, db: sqlite3.Connection) -> None:
-        self._bm25_disk_ok = self._meta(db, _BM25_OK) == "1"
         stored = self._meta(db, "dim")
         if stored is not None:
             if self._dim is not None and self._dim != int(stored):
@@ -363,6 +368,7 @@ class LocalVectorStore(Closing):
             if self._mat is None:
                 self._init_matrix(db)
             assert self._mat is not None
+            kw = self._keywords(db)
             old = self._doc_slots.get(doc_id, np.zeros(0, dtype=np.int64))
             slots = self._allocate(len(chunks))
             self._mat.data[slots] = _normalise(arr) if len(arr) else arr
@@ -373,32 +379,31 @@ class LocalVectorStore(Closing):
             ]
             with self._transaction(db):
                 self._mark_ann_stale(db)
-                self._mark_bm25_stale(db)
+                self._mark_kw_pending(db, doc_id)
                 db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
                 db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)", rows)
             self._alive[old] = False
             self._alive[slots] = True
             self._set_doc(doc_id, slots)
-            self._cache_tokens(old, slots, [c.text for c in chunks])
+            self._index_keywords(kw, doc_id, [(r[0], r[7]) for r in rows])
             self._ann_pending.update(int(s) for s in np.union1d(old, slots))
-            self._bm25 = None
             return len(chunks)
 
     def delete(self, doc_id: str) -> int:
         """Remove the document's chunks; returns how many were removed (0 if unknown)."""
         with self._lock:
             db = self._open()
-            old = self._doc_slots.pop(doc_id, None)
-            if old is None:
+            if doc_id not in self._doc_slots:
                 return 0
+            kw = self._keywords(db)
             with self._transaction(db):
                 self._mark_ann_stale(db)
-                self._mark_bm25_stale(db)
+                self._mark_kw_pending(db, doc_id)
                 db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+            old = self._doc_slots.pop(doc_id)
             self._alive[old] = False
-            self._cache_tokens(old, np.zeros(0, dtype=np.int64), [])
+            self._index_keywords(kw, doc_id, [])
             self._ann_pending.update(int(s) for s in old)
-            self._bm25 = None
             return len(old)
 
     def _check_write(self, doc_id: str, chunks: Sequence[Chunk], vectors: F32) -> F32:
@@ -605,8 +610,9 @@ class LocalVectorStore(Closing):
         if self._ann is None:
             index = self._new_index()
             live = np.flatnonzero(self._alive)
-            if len(live):
-                index.add(live, self._mat.data[live], threads=0)
+            for part in np.array_split(live, max(1, len(live) // _ANN_BATCH)):
+                if len(part):  # in batches: never a second full copy of the matrix
+                    index.add(part, self._mat.data[part], threads=0)
             self._ann, self._ann_pending, self._ann_saved = index, set(), False
         elif self._ann_pending:
             self._apply_pending()
@@ -668,7 +674,7 @@ class LocalVectorStore(Closing):
             return self._exact(q, slots, k)
         return self._rerank(q, kept, k)
 
-    # ------------------------------------------------------------------ BM25
+    # ------------------------------------------------------------------ keywords
 
     def keyword_search(
         self,
@@ -689,93 +695,96 @@ class LocalVectorStore(Closing):
         """
         text, k, doc_ids = check_text(text), check_k(k), check_filter(doc_ids)
         with self._lock:
-            self._open()
-            if doc_ids is not None and not doc_ids:
+            db = self._open()
+            if k <= 0 or (doc_ids is not None and not doc_ids):
                 return []
-            bm25 = self._bm25_index()
-            if bm25 is None:
-                return []
-            ids = [self._vocab[t] for t in dict.fromkeys(tokenize(text)) if t in self._vocab]
-            if not ids:
-                return []
-            scores = np.asarray(bm25.get_scores_from_ids(ids), dtype=np.float32)
-            if doc_ids is not None:
-                keep = np.isin(self._bm25_slots, self._slots_of(doc_ids))
-                scores = np.where(keep, scores, np.float32(0))
-            pos = np.flatnonzero(scores > 0)
-            pos = pos[np.lexsort((pos, -scores[pos]))][:k]
-            return self._hits(self._bm25_slots[pos], scores[pos])
+            kw = self._keywords(db)
+            self._commit_keywords(db, kw)
+            scope = None if doc_ids is None else list(dict.fromkeys(doc_ids))
+            found = kw.search(tokenize(text), k, scope)
+            slots = np.array([s for s, _ in found], dtype=np.int64)
+            return self._hits(slots, np.array([x for _, x in found], dtype=np.float32))
 
-    def _token_ids(self, text: str) -> list[int]:
-        vocab = self._vocab
-        return [vocab.setdefault(t, len(vocab)) for t in tokenize(text)] or [0]
+    def _keywords(self, db: sqlite3.Connection) -> KeywordIndex:
+        """The keyword index, opened on first use and brought up to date with the chunks.
 
-    def _cache_tokens(self, old: I64, slots: I64, texts: list[str]) -> None:
-        """Keep the token ids of live chunks so a BM25 rebuild does not re-tokenise."""
-        if self._tokens is None:
-            return
-        for s in old:
-            self._tokens.pop(int(s), None)
-        for s, text in zip(slots, texts, strict=True):
-            self._tokens[int(s)] = self._token_ids(text)
-
-    def _bm25_index(self) -> Any:
-        if self._bm25 is not None:
-            return self._bm25
-        assert self._db is not None
-        if self._tokens is None and self._load_bm25():
-            return self._bm25
-        if self._tokens is None:
-            rows = self._db.execute("SELECT slot, text FROM chunks").fetchall()
-            self._tokens = {r[0]: self._token_ids(r[1]) for r in rows}
-        if not self._tokens:
-            return None
-        from hybrid_rag._quiet import import_bm25s
-
-        bm25s = import_bm25s()
-
-        slots = sorted(self._tokens)
-        index = bm25s.BM25()
-        index.index(([self._tokens[s] for s in slots], self._vocab), show_progress=False)
-        self._bm25, self._bm25_saved = index, False
-        self._bm25_slots = np.array(slots, dtype=np.int64)
-        return index
-
-    def _bm25_dir(self) -> Path | None:
-        return None if self._path is None else self._path / _BM25_DIR
-
-    def _load_bm25(self) -> bool:
-        """Reuse the index saved by a previous ``close()`` when no write happened since."""
-        folder = self._bm25_dir()
-        if folder is None or not self._bm25_disk_ok or not (folder / "slots.npy").is_file():
-            return False
-        from hybrid_rag._quiet import import_bm25s
-
-        bm25s = import_bm25s()
-
+        Documents listed in ``kw_pending`` (written, but their index change was not
+        committed when the last process ended) are re-indexed from SQLite; a missing,
+        unreadable or older index (``bm25/`` of earlier versions) is rebuilt once.
+        """
+        if self._kw is not None:
+            return self._kw
+        kw = KeywordIndex(None if self._path is None else self._path / _KW_DIR)
+        fresh = self._meta(db, _KW_FORMAT) != _KW_VERSION
         try:
-            index = bm25s.BM25.load(str(folder), show_progress=False)
-            slots = np.load(folder / "slots.npy")
-        except (OSError, ValueError, KeyError):
-            return False  # unreadable: rebuild from the chunks
-        self._vocab = {str(k): int(v) for k, v in index.vocab_dict.items()}
-        self._bm25, self._bm25_slots, self._bm25_saved = index, slots.astype(np.int64), True
-        return True
+            kw.open(fresh=fresh)
+        except (OSError, ValueError):
+            kw.open(fresh=True)
+            fresh = True
+        if fresh:
+            db.execute("DELETE FROM meta WHERE key IN (?, ?)", (_KW_FORMAT, _OLD_BM25[1]))
+            self._reindex(db, kw, None)
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_KW_FORMAT, _KW_VERSION))
+            if self._path is not None:
+                shutil.rmtree(self._path / _OLD_BM25[0], ignore_errors=True)
+        else:
+            self._reindex(db, kw, _pending(db))
+        db.execute("DELETE FROM kw_pending")
+        self._kw = kw
+        return kw
 
-    def _save_bm25(self) -> None:
-        folder = self._bm25_dir()
-        if folder is None or self._db is None or self._bm25 is None or self._bm25_saved:
+    def _index_keywords(self, kw: KeywordIndex, doc_id: str, rows: list[tuple[int, str]]) -> None:
+        """Stage a written document's chunks in the keyword index (the chunks are durable).
+
+        The next keyword search commits (a burst of writes costs one commit). A failure
+        here leaves the document listed in ``kw_pending``; the next search re-indexes
+        the listed documents from SQLite, so the write still stands.
+        """
+        self._kw_synced = False
+        try:
+            kw.replace(doc_id, ((s, index_text(tokenize(t))) for s, t in rows))
+        except (OSError, ValueError, RuntimeError):
+            self._kw_failed = True
+
+    def _commit_keywords(self, db: sqlite3.Connection, kw: KeywordIndex) -> None:
+        """Make every write so far searchable (redo failed updates from SQLite, commit).
+
+        Raises:
+            StoreError: the keyword index cannot be written; the next call retries.
+        """
+        if self._kw_synced:
             return
-        self._bm25.save(str(folder), show_progress=False)
-        np.save(folder / "slots.npy", self._bm25_slots)
-        self._db.execute(f"INSERT OR REPLACE INTO meta VALUES ('{_BM25_OK}', '1')")
-        self._bm25_saved = self._bm25_disk_ok = True
+        try:
+            if self._kw_failed:
+                self._reindex(db, kw, _pending(db))
+            else:
+                kw.commit()
+        except (OSError, ValueError, RuntimeError) as exc:
+            self._kw_failed = True
+            raise StoreError(f"cannot update the keyword index: {exc}") from exc
+        self._kw_failed, self._kw_synced = False, True
 
-    def _mark_bm25_stale(self, db: sqlite3.Connection) -> None:
-        """Record that the saved BM25 index no longer matches the chunks."""
-        if self._bm25_disk_ok:
-            db.execute(f"INSERT OR REPLACE INTO meta VALUES ('{_BM25_OK}', '0')")
-            self._bm25_disk_ok = False
+    def _mark_kw_pending(self, db: sqlite3.Connection, doc_id: str) -> None:
+        """List ``doc_id`` as not yet in the keyword index (in the write's transaction).
+
+        Rows of earlier writes are dropped once the index committed them, so the list
+        holds at most the documents whose index update a crash may have lost.
+        """
+        if self._kw_synced:
+            db.execute("DELETE FROM kw_pending")
+        db.execute("INSERT OR IGNORE INTO kw_pending VALUES (?)", (doc_id,))
+
+    def _reindex(self, db: sqlite3.Connection, kw: KeywordIndex, docs: list[str] | None) -> None:
+        """Index the chunks of ``docs`` (``None``: every document) from SQLite; commit."""
+        for doc_id in sorted(self._doc_slots) if docs is None else docs:
+            rows = db.execute("SELECT slot, text FROM chunks WHERE doc_id = ?", (doc_id,))
+            kw.replace(doc_id, ((s, index_text(tokenize(t))) for s, t in rows))
+        kw.commit()
+
+
+def _pending(db: sqlite3.Connection) -> list[str]:
+    """Documents whose keyword index update may be missing."""
+    return [r[0] for r in db.execute("SELECT doc_id FROM kw_pending")]
 
 
 class _Tx:

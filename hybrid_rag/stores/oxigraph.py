@@ -9,6 +9,17 @@ Queries run with the dataset set through the query protocol (``default_graph`` a
 ``named_graphs`` = the scoped graphs), which overrides ``FROM``/``FROM NAMED`` in the
 query text, so scope cannot be widened by the query.
 
+Scopes of any size cost at most linear time. oxigraph evaluates a default graph given as
+a list of N graphs with N index lookups per triple pattern, and a query over N documents
+binds ~N solutions, so that plan costs ~N^2 (seconds at a thousand documents). Instead:
+
+* a scope that covers every graph runs on the union default graph (one lookup);
+* a scope of at least ``_COPY_MIN_GRAPHS`` graphs is copied (its quads, graph names
+  kept) into an in-memory store that holds nothing else, and the query runs there on the
+  union default graph: linear in the scope's triples, and no other graph exists to be
+  read. The copy is reused while no write happened (the last ``_COPY_CACHE`` scopes);
+* smaller scopes use the per-graph dataset directly.
+
 Note: oxigraph stores numeric literals by value, so ``"1.50"^^xsd:decimal`` reads back
 as ``"1.5"^^xsd:decimal`` (same value, canonical lexical form). Strings, language
 tags and IRIs round-trip exactly.
@@ -43,6 +54,8 @@ _XSD_STRING = _vocab.XSD + "string"
 _RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 _ENGINE_ERRORS = (OSError, SyntaxError, ValueError, RuntimeError, TypeError)
 _UNION_MIN_GRAPHS = 8  # below this the per-graph dataset is as fast as the union check
+_COPY_MIN_GRAPHS = 8  # from here a copy of the scope beats the per-graph dataset (N^2)
+_COPY_CACHE = 2  # scope copies kept (each holds its scope's triples in memory)
 
 
 class OxigraphGraphStore(Closing):
@@ -76,6 +89,7 @@ class OxigraphGraphStore(Closing):
         self._writing = 0
         self._graphs: set[str] | None = None  # named graphs of the database, lazily loaded
         self._store: Store | None = None
+        self._copies: dict[frozenset[str], tuple[int, Store]] = {}  # scope -> (generation, copy)
         self._closed = False
         self._file_lock = None if self._path is None else StoreLock(self._path, what="graph store")
 
@@ -112,6 +126,7 @@ class OxigraphGraphStore(Closing):
         """Flush and release the store; idempotent. Later calls raise StoreError."""
         with self._lock:
             store, self._store, self._closed = self._store, None, True
+            self._copies.clear()
         if store is None or self._path is None:
             return
         try:
@@ -215,7 +230,34 @@ class OxigraphGraphStore(Closing):
             result = self._query_union(db, sparql, graphs)
             if result is not None:
                 return result
+        if len(graphs) >= _COPY_MIN_GRAPHS:
+            return _execute(self._scope_copy(db, graphs), sparql, graphs, union=True)
         return _execute(db, sparql, graphs)
+
+    def _scope_copy(self, db: Store, graphs: Sequence[str]) -> Store:
+        """An in-memory store holding exactly the scoped graphs (cached until a write)."""
+        from pyoxigraph import NamedNode, Store
+
+        key = frozenset(graphs)
+        with self._gen_lock:
+            generation, writing = self._generation, self._writing
+            cached = self._copies.get(key)
+        if cached is not None and cached[0] == generation and not writing:
+            return cached[1]
+        copy = Store()
+        try:  # bulk: no transaction needed, nothing else sees the copy yet
+            copy.bulk_extend(
+                q for g in graphs for q in db.quads_for_pattern(None, None, None, NamedNode(g))
+            )
+        except _ENGINE_ERRORS as exc:
+            raise StoreError(f"cannot read the scoped graphs: {exc}") from exc
+        with self._gen_lock:
+            if not writing and self._generation == generation and not self._writing:
+                self._copies.pop(key, None)
+                self._copies[key] = (generation, copy)
+                while len(self._copies) > _COPY_CACHE:
+                    self._copies.pop(next(iter(self._copies)))
+        return copy
 
     def _query_union(self, db: Store, sparql: str, graphs: Sequence[str]) -> SparqlResult | None:
         """Fast path when the scope covers every graph of the store, else ``None``.
@@ -273,6 +315,7 @@ class OxigraphGraphStore(Closing):
             with self._gen_lock:
                 self._writing -= 1
                 self._generation += 1
+                self._copies.clear()
                 if not ok:
                     self._graphs = None  # unknown outcome: reload on next use
                 elif self._graphs is not None:

@@ -14,6 +14,17 @@ to catch mistakes:
   ``SYS.TABLES``/``SYS.TABLE_COLUMNS`` look-ups, ``COSINE_SIMILARITY``,
   ``TO_REAL_VECTOR``, ``VECTOR_EMBEDDING``, ``DUMMY``). Vector parameters must be bound
   in HANA's binary format (little-endian uint32 length + float32 values); text raises.
+* Full-text search: ``CREATE FULLTEXT INDEX name ON table (column) ...`` is remembered
+  (and listed in ``SYS.FULLTEXT_INDEXES``); ``CONTAINS(column, ?[, EXACT])`` requires such
+  an index on that column (so a store that forgot to create one fails here) and accepts
+  only what the stores send: quoted or bare terms joined by ``OR``. It emulates HANA's
+  EXACT search with ``FAST PREPROCESS ON``: text and terms are lower-cased and split into
+  words at every character that is not a letter or digit, and a term matches a row whose
+  words contain the term's words consecutively (a phrase). ``SCORE()`` is a TF-IDF
+  stand-in in (0, 1): per matched term sqrt(tf) * ln(1 + N/df) over the row's length,
+  summed, then s / (1 + s). HANA's own formula differs in detail, so tests may rely on
+  which rows match, the scope and "rarer / more frequent terms rank higher", not on
+  the values. It scans the whole table per statement: a double, not an index.
 * Every statement is recorded (:class:`RecordedCall`: connection, thread, SQL text,
   parameters, batch size), and every connection remembers the threads that used it,
   so tests can assert that no connection was shared between threads.
@@ -36,6 +47,7 @@ from dataclasses import dataclass
 from itertools import count
 from typing import Any
 
+import numpy as np
 from pydantic import SecretStr
 
 from hybrid_rag.providers.hashing import HashingEmbedder
@@ -130,6 +142,7 @@ class FakeHanaDatabase:
         self.sql_lock = threading.RLock()  # held by a connection for a whole transaction
         self.rdf_lock = threading.Lock()
         self.calls: list[RecordedCall] = []
+        self.fulltext: dict[str, tuple[str, str]] = {}  # index name -> (table, column)
         self.connections: list[FakeHanaConnection] = []
         self._record_lock = threading.Lock()
         self._ids = count(1)
@@ -282,6 +295,14 @@ class FakeHanaCursor:
         if re.match(r"\s*CREATE\s+HNSW\s+VECTOR\s+INDEX", sql, re.I):
             self._rows, self.rowcount = [], 0
             return
+        if _create_fulltext(self.conn.database, sql):
+            self._rows, self.rowcount = [], 0
+            return
+        if re.search(r"\bCONTAINS\s*\(", sql, re.I):
+            with self.conn.database.sql_lock:  # the statement's functions stay its own
+                text, args = _fulltext_query(self.conn.database, sql, list(params or ()))
+                self._run(lambda db: db.execute(_to_sqlite(text), _check_params(args)))
+            return
         self._run(lambda db: db.execute(_to_sqlite(sql), _check_params(params or ())))
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
@@ -402,6 +423,7 @@ def _to_sqlite(sql: str) -> str:
     top = re.match(r"SELECT\s+TOP\s+(\d+)\s+(.*)$", out, re.I | re.S)
     if top:
         out = f"SELECT {top.group(2)} LIMIT {top.group(1)}"
+    out = re.sub(r'^(ALTER\s+TABLE\s+\S+\s+)ADD\s+\(("\w+"\s+\w+)\)$', r"\1ADD COLUMN \2", out)
     upsert = re.match(r"UPSERT\s+(\S+)\s+(.*)\s+WITH\s+PRIMARY\s+KEY$", out, re.I | re.S)
     if upsert:
         out = f"INSERT OR REPLACE INTO {upsert.group(1)} {upsert.group(2)}"
@@ -417,15 +439,89 @@ def _system_view(db: FakeHanaDatabase, sql: str, params: list[Any]) -> list[tupl
                 "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name=?", (table,)
             ).fetchone()
         return [(row[0],)]
+    if re.search(r"\bFROM\s+SYS\.FULLTEXT_INDEXES\b", sql, re.I):
+        table, name = params[-2], params[-1]
+        return [(int(db.fulltext.get(name, ("", ""))[0] == table),)]
     if re.search(r"\bFROM\s+SYS\.DATA_TYPES\b", sql, re.I):
         return [(1,)]
     if re.search(r"\bFROM\s+SYS\.TABLE_COLUMNS\b", sql, re.I):
         table, column = params[-2], params[-1]
         with db.sql_lock:
             info = db.sql.execute(f'PRAGMA table_info("{table}")').fetchall()
+        if re.match(r"\s*SELECT\s+COUNT\(\*\)", sql, re.I):
+            return [(int(any(row[1] == column for row in info)),)]
         for _cid, name, ctype, *_ in info:
             if name == column:
                 m = re.match(r"(\w+)\s*\((\d+)\)", ctype)
                 return [(m.group(1), int(m.group(2)))] if m else [(ctype, None)]
         return []
     return None
+
+
+# -- full-text search ---------------------------------------------------------------------
+
+_WORD = re.compile(r"[^\W_]+")
+_CONTAINS = re.compile(r'CONTAINS\s*\(\s*"(\w+)"\s*,\s*\?\s*(?:,\s*EXACT\s*)?\)', re.I)
+
+
+def _create_fulltext(db: FakeHanaDatabase, sql: str) -> bool:
+    """Remember ``CREATE FULLTEXT INDEX name ON table (column)``; ``False`` for other SQL."""
+    m = re.match(
+        r'\s*CREATE\s+FULLTEXT\s+INDEX\s+"(\w+)"\s+ON\s+(?:"\w+"\.)?"(\w+)"\s*\(\s*"(\w+)"\s*\)',
+        sql,
+        re.I,
+    )
+    if not m:
+        return False
+    if m.group(1) in db.fulltext:
+        raise HanaDoubleError(261, f"duplicate index name: {m.group(1)}")
+    db.fulltext[m.group(1)] = (m.group(2), m.group(3))
+    return True
+
+
+def _phrases(search: str) -> list[tuple[str, ...]]:
+    """The terms of a ``CONTAINS`` search string of OR-joined terms, as word tuples."""
+    parts = re.findall(r'"([^"]*)"|(\S+)', search)
+    terms = [quoted or bare for quoted, bare in parts]
+    if any(t.upper() in ("AND", "NOT") or t.startswith("-") for t in terms) or (
+        len(terms) > 1 and [t.upper() for t in terms[1::2]] != ["OR"] * (len(terms) // 2)
+    ):
+        raise HanaDoubleError(-1, f"double: only terms joined by OR are emulated: {search!r}")
+    return [tuple(_WORD.findall(t.lower())) for t in terms[::2] if _WORD.search(t)]
+
+
+def _count(words: list[str], phrase: tuple[str, ...]) -> int:
+    n = len(phrase)
+    return sum(1 for i in range(len(words) - n + 1) if tuple(words[i : i + n]) == phrase)
+
+
+def _fulltext_query(db: FakeHanaDatabase, sql: str, params: list[Any]) -> tuple[str, list[Any]]:
+    """Rewrite ``CONTAINS``/``SCORE()`` into functions over this statement's term stats."""
+    m = _CONTAINS.search(sql)
+    table = re.search(r'\bFROM\s+(?:"\w+"\.)?"(\w+)"', sql, re.I)
+    if m is None or table is None:
+        raise HanaDoubleError(257, "double: unsupported CONTAINS form")
+    column = m.group(1)
+    if (table.group(1), column) not in db.fulltext.values():
+        raise HanaDoubleError(7, f"feature not supported: no full-text index on {column}")
+    at = sql[: m.start()].count("?")
+    phrases = _phrases(str(params[at]))
+    with db.sql_lock:
+        texts = [r[0] or "" for r in db.sql.execute(f'SELECT "{column}" FROM "{table.group(1)}"')]
+    rows = [_WORD.findall(t.lower()) for t in texts]
+    df = {p: sum(1 for w in rows if _count(w, p)) for p in phrases}
+    idf = {p: float(np.log1p(len(rows) / d)) for p, d in df.items() if d}
+
+    def score(text: str | None, _query: str) -> float:
+        words = _WORD.findall((text or "").lower())
+        s = sum(np.sqrt(_count(words, p)) * w for p, w in idf.items()) / np.sqrt(len(words) or 1)
+        return float(s / (1 + s))
+
+    db.sql.create_function("HANA_SCORE", 2, score)
+    db.sql.create_function("HANA_CONTAINS", 2, lambda t, q: int(score(t, q) > 0))
+    out = _CONTAINS.sub(f'HANA_CONTAINS("{column}", ?)', sql)
+    score_at = out.find("SCORE()")
+    if score_at >= 0:
+        params.insert(out[:score_at].count("?"), params[at])
+        out = out.replace("SCORE()", f'HANA_SCORE("{column}", ?)', 1)
+    return out, params

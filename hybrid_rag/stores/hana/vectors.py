@@ -11,13 +11,16 @@ raises :class:`~hybrid_rag.errors.StoreError` before anything is written.
   are bound in HANA's binary vector format (``<I`` length + ``<f`` values), never as text.
 * Dense search: ``SELECT TOP k ... COSINE_SIMILARITY("EMBEDDING", TO_REAL_VECTOR(?))``
   with the query vector bound as a parameter, restricted by ``DOC_ID IN (?, ...)``.
-* Keyword search (BM25): computed in Python with ``bm25s`` over the chunks of the
-  scoped documents, tokenised exactly like the embedded store (identifiers such as
-  ``67-64-1`` or ``UN1090`` stay whole). HANA's ``CONTAINS``/``SCORE()`` full-text
-  search needs a full-text index and tokenises codes differently, so it would rank
-  differently from the embedded store. Chunk texts are fetched once per document
-  write (each write stamps a ``WRITE_ID``; one cheap ``GROUP BY`` per search tells
-  which cached documents changed, so writes by other processes are seen).
+* Keyword search runs inside HANA: ``SELECT TOP k ... SCORE() ... WHERE CONTAINS("TOKENS",
+  ?, EXACT) AND "DOC_ID" IN (...) ORDER BY "SCORE" DESC`` over a full-text index
+  (``CREATE FULLTEXT INDEX ... SYNC``: a committed write is searchable at once). The
+  ``TOKENS`` column holds each chunk's tokens as the embedded store makes them
+  (:func:`~hybrid_rag.stores.local_vectors.tokenize`: identifiers such as ``67-64-1``,
+  ``UN1090`` kept whole plus their parts, mild stemming), and the query is the question's
+  distinct tokens as quoted terms joined by ``OR``, so a code is matched by its exact
+  string and both stores see the same terms. Only the top-``k`` rows leave the database.
+  A table made by an older version gets the column (filled in batches, once) and the
+  index on first use.
 * Optional HNSW index: ``hnsw=HnswConfig(...)`` or :meth:`HanaVectorStore.create_hnsw_index`.
 """
 
@@ -58,10 +61,12 @@ from hybrid_rag.stores.hana._connection import (
 __all__ = ["HanaVectorStore", "HnswConfig", "vector_bytes"]
 
 F32 = npt.NDArray[np.float32]
+_MAX_TERM = 255  # longer tokens are never search terms (the embedded index drops them too)
+_KW_ERR = "keyword search failed"
 _COLS = '"CHUNK_ID", "DOC_ID", "PAGE", "START_OFFSET", "END_OFFSET", "TEXT", "SECTION"'
 _INSERT_COLS = (
     '"DOC_ID", "CHUNK_ID", "SEQ", "PAGE", "START_OFFSET", "END_OFFSET", "SECTION", '
-    '"TEXT", "METADATA", "WRITE_ID", "EMBEDDING"'
+    '"TEXT", "METADATA", "WRITE_ID", "EMBEDDING", "TOKENS"'
 )
 
 
@@ -148,7 +153,7 @@ class HanaVectorStore(Closing):
         self._hnsw = hnsw
         self._lock = threading.Lock()
         self._table_dim: int | None = None  # known once the table exists
-        self._bm25 = _Bm25Cache()
+        self._fulltext = False  # the TOKENS column and its full-text index exist
 
     def __repr__(self) -> str:
         return f"HanaVectorStore(table={self._table!r}, dim={self._dim or self._table_dim})"
@@ -201,9 +206,10 @@ class HanaVectorStore(Closing):
                 if not cur.fetchone()[0]:
                     raise ConfigurationError("this HANA instance has no HALF_VECTOR type")
             cur.execute(_create_sql(self._table, self._type, dim))
+            cur.execute(self._fulltext_sql())
         finally:
             cur.close()
-        self._table_dim = dim
+        self._table_dim, self._fulltext = dim, True
         if self._hnsw is not None:
             self._create_index(conn, self._hnsw)
 
@@ -269,11 +275,12 @@ class HanaVectorStore(Closing):
                 self._delete(conn, doc_id)
                 return 0
             self._ensure(conn, dim)
+            self._ensure_fulltext(conn)  # DDL: outside the write's transaction
             with self._pool.transaction(conn):
                 self._delete(conn, doc_id)
                 cur = conn.cursor()
                 try:
-                    sql = f"INSERT INTO {self._table} ({_INSERT_COLS}) VALUES ({_marks(11)})"
+                    sql = f"INSERT INTO {self._table} ({_INSERT_COLS}) VALUES ({_marks(12)})"
                     for start in range(0, len(rows), self._batch):
                         cur.executemany(sql, rows[start : start + self._batch])
                 finally:
@@ -302,7 +309,7 @@ class HanaVectorStore(Closing):
             (
                 doc_id, c.chunk_id, seq, c.page, c.start, c.end, c.section, c.text,
                 json.dumps({"page": c.page, "section": c.section}),
-                write_id, vector_bytes(v, half=half),
+                write_id, vector_bytes(v, half=half), _tokens(c.text),
             )
             for seq, (c, v) in enumerate(zip(chunks, vecs, strict=True))
         ]  # fmt: skip
@@ -376,7 +383,11 @@ class HanaVectorStore(Closing):
     def keyword_search(
         self, text: str, *, k: int, doc_ids: Sequence[str] | None = None
     ) -> list[VectorHit]:
-        """Top-``k`` chunks by BM25 (only scores > 0), optionally restricted to documents.
+        """Top-``k`` chunks by HANA's full-text ``SCORE()`` (> 0), optionally scoped.
+
+        The question's tokens (:func:`~hybrid_rag.stores.local_vectors.tokenize`) are
+        searched as exact terms joined by ``OR`` in the ``TOKENS`` column; the scope is a
+        ``DOC_ID IN`` predicate of the same statement, and only ``TOP k`` rows return.
 
         Raises:
             InputError: Bad ``text``, ``k`` or ``doc_ids``.
@@ -384,23 +395,79 @@ class HanaVectorStore(Closing):
         text, k, doc_ids = check_text(text), check_k(k), check_filter(doc_ids)
         if doc_ids is not None and not doc_ids:
             return []
-        where, params = _doc_filter(doc_ids)
-        versions = self._select(
-            f'SELECT "DOC_ID", MAX("WRITE_ID") FROM {self._table}{where} GROUP BY "DOC_ID"',
-            params,
-        )
-        stale = self._bm25.stale({str(d): str(w) for d, w in versions})
-        if stale:
-            self._bm25.load(self._fetch_texts(stale))
-        return self._bm25.search(text, k, [str(d) for d, _ in versions])
+        from hybrid_rag.stores.local_vectors import tokenize
 
-    def _fetch_texts(self, docs: Sequence[str]) -> list[tuple[str, Chunk]]:
-        where, params = _doc_filter(docs)
-        rows = self._select(
-            f'SELECT {_COLS}, "WRITE_ID" FROM {self._table}{where} ORDER BY "DOC_ID", "SEQ"',
-            params,
+        terms = [t for t in dict.fromkeys(tokenize(text)) if len(t) <= _MAX_TERM]
+        if not terms:
+            return []
+        where, params = _doc_filter(doc_ids)
+        scope = where.replace(" WHERE ", " AND ")
+        sql = (
+            f'SELECT TOP {int(k)} {_COLS}, SCORE() AS "SCORE" FROM {self._table}'
+            f' WHERE CONTAINS("TOKENS", ?, EXACT){scope} ORDER BY "SCORE" DESC, "DOC_ID", "SEQ"'
         )
-        return [(str(r[7]), _chunk(r)) for r in rows]
+        query = " OR ".join(f'"{t}"' for t in terms)
+        rows = self._guard(lambda conn: self._keyword_rows(conn, sql, [query, *params]), _KW_ERR)
+        return [VectorHit(chunk=_chunk(r), score=float(r[7])) for r in rows if float(r[7]) > 0]
+
+    def _keyword_rows(self, conn: Any, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+        if self._existing_dim(conn) is None:
+            return []
+        self._ensure_fulltext(conn)
+        cur = conn.cursor()
+        try:
+            cur.execute(sql, params)
+            return [tuple(r) for r in cur.fetchall()]
+        finally:
+            cur.close()
+
+    def _fulltext_sql(self) -> str:
+        name = quote_ident(f"{self._table_name}_TOKENS_FTI")
+        return f'CREATE FULLTEXT INDEX {name} ON {self._table} ("TOKENS") FAST PREPROCESS ON SYNC'
+
+    def _ensure_fulltext(self, conn: Any) -> None:
+        """Give a table of an older version its ``TOKENS`` column and full-text index.
+
+        The column is filled ``batch_size`` chunks at a time (the only time chunk texts
+        leave the database in bulk), then indexed; idempotent, and safe to repeat after
+        an interruption.
+        """
+        if self._fulltext:
+            return
+        where, params = self._schema_clause()
+        cur = conn.cursor()
+        try:
+            cur.execute(
+                f"SELECT COUNT(*) FROM SYS.TABLE_COLUMNS WHERE {where}"
+                " AND TABLE_NAME = ? AND COLUMN_NAME = ?",
+                [*params, self._table_name, "TOKENS"],
+            )
+            if not cur.fetchone()[0]:
+                cur.execute(f'ALTER TABLE {self._table} ADD ("TOKENS" NCLOB)')
+            self._fill_tokens(cur)
+            cur.execute(
+                f"SELECT COUNT(*) FROM SYS.FULLTEXT_INDEXES WHERE {where}"
+                " AND TABLE_NAME = ? AND INDEX_NAME = ?",
+                [*params, self._table_name, f"{self._table_name}_TOKENS_FTI"],
+            )
+            if not cur.fetchone()[0]:
+                cur.execute(self._fulltext_sql())
+        finally:
+            cur.close()
+        self._fulltext = True
+
+    def _fill_tokens(self, cur: Any) -> None:
+        select = (
+            f'SELECT TOP {self._batch} "DOC_ID", "CHUNK_ID", "TEXT" FROM {self._table}'
+            ' WHERE "TOKENS" IS NULL'
+        )
+        update = f'UPDATE {self._table} SET "TOKENS" = ? WHERE "DOC_ID" = ? AND "CHUNK_ID" = ?'
+        while True:
+            cur.execute(select)
+            rows = cur.fetchall()
+            if not rows:
+                return
+            cur.executemany(update, [(_tokens(_text(t)), d, c) for d, c, t in rows])
 
     def close(self) -> None:
         """Close the pool's connections; idempotent (HANA persists every commit)."""
@@ -415,8 +482,15 @@ def _create_sql(table: str, vector_type: str, dim: int) -> str:
         '"START_OFFSET" INTEGER NOT NULL, "END_OFFSET" INTEGER NOT NULL, '
         '"SECTION" NVARCHAR(1000), "TEXT" NCLOB NOT NULL, "METADATA" NCLOB, '
         f'"WRITE_ID" NVARCHAR(32) NOT NULL, "EMBEDDING" {vector_type}({int(dim)}) NOT NULL, '
-        'PRIMARY KEY ("DOC_ID", "CHUNK_ID"))'
+        '"TOKENS" NCLOB, PRIMARY KEY ("DOC_ID", "CHUNK_ID"))'
     )
+
+
+def _tokens(text: str) -> str:
+    from hybrid_rag.stores._keywords import index_text
+    from hybrid_rag.stores.local_vectors import tokenize
+
+    return index_text(tokenize(text))
 
 
 def _marks(n: int) -> str:
@@ -450,64 +524,3 @@ def _chunk(row: Sequence[Any]) -> Chunk:
         text=_text(row[5]),
         section=None if row[6] is None else str(row[6]),
     )
-
-
-class _Bm25Cache:
-    """Tokenised chunks per (document, write id) and the BM25 index of the last scope."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._docs: dict[str, tuple[str, list[Chunk], list[list[str]]]] = {}
-        self._index: tuple[frozenset[tuple[str, str]], Any, dict[str, int], list[Chunk]] | None
-        self._index = None
-
-    def stale(self, versions: dict[str, str]) -> list[str]:
-        with self._lock:
-            return [d for d, w in versions.items() if self._docs.get(d, ("",))[0] != w]
-
-    def load(self, rows: list[tuple[str, Chunk]]) -> None:
-        from hybrid_rag.stores.local_vectors import tokenize
-
-        fresh: dict[str, tuple[str, list[Chunk], list[list[str]]]] = {}
-        for write_id, chunk in rows:
-            entry = fresh.setdefault(chunk.doc_id, (write_id, [], []))
-            entry[1].append(chunk)
-            entry[2].append(tokenize(chunk.text))
-        with self._lock:
-            self._docs.update(fresh)
-
-    def search(self, text: str, k: int, docs: list[str]) -> list[VectorHit]:
-        from hybrid_rag.stores.local_vectors import tokenize
-
-        index, vocab, chunks = self._index_for(docs)
-        if index is None:
-            return []
-        ids = [vocab[t] for t in dict.fromkeys(tokenize(text)) if t in vocab]
-        if not ids:
-            return []
-        scores = np.asarray(index.get_scores_from_ids(ids), dtype=np.float32)
-        pos = np.flatnonzero(scores > 0)
-        pos = pos[np.lexsort((pos, -scores[pos]))][:k]
-        return [VectorHit(chunk=chunks[int(i)], score=float(scores[i])) for i in pos]
-
-    def _index_for(self, docs: list[str]) -> tuple[Any, dict[str, int], list[Chunk]]:
-        with self._lock:
-            entries = [(d, self._docs[d]) for d in sorted(docs) if d in self._docs]
-            key = frozenset((d, e[0]) for d, e in entries)
-            if self._index is not None and self._index[0] == key:
-                return self._index[1], self._index[2], self._index[3]
-        chunks = [c for _, e in entries for c in e[1]]
-        token_lists = [t for _, e in entries for t in e[2]]
-        if not chunks:
-            return None, {}, []
-        from hybrid_rag._quiet import import_bm25s
-
-        bm25s = import_bm25s()
-
-        vocab: dict[str, int] = {}
-        corpus = [[vocab.setdefault(t, len(vocab)) for t in toks] or [0] for toks in token_lists]
-        index = bm25s.BM25()
-        index.index((corpus, vocab), show_progress=False)
-        with self._lock:
-            self._index = (key, index, vocab, chunks)
-        return index, vocab, chunks

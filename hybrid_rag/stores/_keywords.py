@@ -1,0 +1,147 @@
+"""Incremental BM25 keyword index of the embedded vector store, on tantivy.
+
+One tantivy document per chunk: its :func:`~hybrid_rag.stores.local_vectors.tokenize`
+tokens (joined by spaces and split again by tantivy's ``whitespace`` tokenizer, so the
+tokens are exactly ours: identifiers such as ``67-64-1`` or ``un1090`` stay whole), the
+chunk's matrix slot (stored, returned with each hit) and its document id (a ``raw`` term,
+used to delete a document's chunks and to restrict a search to documents).
+
+Writes are staged in tantivy's writer as they happen and committed by the next search
+(or ``close``), so a burst of writes costs one commit and the first search after a
+one-document write pays one small commit. The store lists the documents whose index
+update is not committed yet in SQLite (``kw_pending``, written in the same transaction
+as the chunks) and re-indexes exactly those after a failed update or a crash. Nothing is
+rebuilt from the whole store except when the index is missing or of another format.
+
+Scoring is tantivy's BM25 (k1 = 1.2, b = 0.75, Lucene idf); a search is a disjunction of
+the query's distinct tokens, top-``k`` by block-max WAND, so its cost does not grow with
+the number of matching chunks the way a score-everything pass does.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["KeywordIndex", "index_text"]
+
+_MAX_TOKEN = 255  # longer "tokens" are noise; tantivy rejects terms over 65,530 bytes
+_HEAP = 32_000_000  # writer memory budget (tantivy's minimum is 15 MB per thread)
+
+
+def _import_tantivy() -> Any:
+    try:
+        import tantivy
+    except ImportError as exc:  # pragma: no cover - a base dependency
+        raise ImportError("the embedded keyword index needs tantivy: pip install tantivy") from exc
+    return tantivy
+
+
+class KeywordIndex:
+    """Tantivy index of chunk tokens keyed by matrix slot; deletable by document.
+
+    Args:
+        folder: Where the index lives; ``None`` keeps it in memory.
+
+    Not thread-safe on its own: :class:`~hybrid_rag.stores.local_vectors.LocalVectorStore`
+    calls it under its lock. The constructor does no I/O; :meth:`open` does.
+    """
+
+    def __init__(self, folder: Path | None) -> None:
+        self._folder = folder
+        self._tv: Any = None
+        self._index: Any = None
+        self._schema: Any = None
+        self._writer: Any = None
+        self._searcher: Any = None
+        self._dirty = False
+
+    def open(self, *, fresh: bool) -> None:
+        """Open the index, or create an empty one (``fresh``, or none on disk yet).
+
+        Raises:
+            OSError, ValueError: The files on disk are not a readable index of this
+                format (the caller then opens it ``fresh`` and re-indexes).
+        """
+        tv = self._tv = _import_tantivy()
+        builder = tv.SchemaBuilder()
+        builder.add_text_field("tokens", tokenizer_name="whitespace", index_option="freq")
+        builder.add_integer_field("slot", stored=True)
+        builder.add_text_field("doc", tokenizer_name="raw", index_option="basic")
+        self._schema = builder.build()
+        if self._folder is None:
+            self._index = tv.Index(self._schema)
+            return
+        if fresh and self._folder.exists():
+            shutil.rmtree(self._folder)
+        self._folder.mkdir(parents=True, exist_ok=True)
+        self._index = tv.Index(self._schema, path=str(self._folder), reuse=True)
+        self._index.searcher()  # fail now, not on the first search, if unreadable
+
+    def _write(self) -> Any:
+        if self._writer is None:
+            self._writer = self._index.writer(heap_size=_HEAP, num_threads=1)
+        return self._writer
+
+    def replace(self, doc_id: str, rows: Iterable[tuple[int, str]]) -> None:
+        """Make ``doc_id`` hold exactly ``rows`` (slot, tokens text); not yet committed."""
+        writer = self._write()
+        writer.delete_documents_by_term("doc", doc_id)
+        doc = self._tv.Document
+        for slot, tokens in rows:
+            writer.add_document(doc(tokens=tokens, slot=int(slot), doc=doc_id))
+        self._dirty = True
+
+    def delete(self, doc_id: str) -> None:
+        """Remove the document's chunks (not yet committed)."""
+        self._write().delete_documents_by_term("doc", doc_id)
+        self._dirty = True
+
+    def commit(self) -> bool:
+        """Make the writes since the last commit searchable; ``True`` if there were any."""
+        if not self._dirty:
+            return False
+        self._write().commit()
+        self._index.reload()
+        self._searcher, self._dirty = None, False
+        return True
+
+    def search(
+        self, tokens: Sequence[str], k: int, doc_ids: Sequence[str] | None
+    ) -> list[tuple[int, float]]:
+        """Top-``k`` (slot, BM25 score) for any of ``tokens``, best first."""
+        tv = self._tv
+        terms = [t for t in dict.fromkeys(tokens) if len(t) <= _MAX_TOKEN]
+        if not terms:
+            return []
+        should = tv.Occur.Should
+        query = tv.Query.boolean_query(
+            [(should, tv.Query.term_query(self._schema, "tokens", t)) for t in terms]
+        )
+        if doc_ids is not None:
+            scope = tv.Query.term_set_query(self._schema, "doc", list(doc_ids))
+            must = tv.Occur.Must
+            query = tv.Query.boolean_query(
+                [(must, query), (must, tv.Query.const_score_query(scope, 0.0))]
+            )
+        if self._searcher is None:
+            self._searcher = self._index.searcher()
+        searcher = self._searcher
+        hits = searcher.search(query, k).hits
+        return [(int(searcher.doc(a)["slot"][0]), float(s)) for s, a in hits if s > 0]
+
+    def close(self) -> None:
+        """Commit pending writes and release the writer (its lock on the folder)."""
+        if self._index is None:
+            return
+        self.commit()
+        if self._writer is not None:
+            self._writer.wait_merging_threads()
+        self._writer = self._searcher = self._index = None
+
+
+def index_text(tokens: Iterable[str]) -> str:
+    """The ``tokens`` field of a chunk: its tokens joined by spaces, over-long ones dropped."""
+    return " ".join(t for t in tokens if len(t) <= _MAX_TOKEN)
