@@ -166,9 +166,7 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     )
 
 
-def _direction(
-    text: str, props: Sequence[PropertyDef]
-) -> tuple[Literal["min", "max"], str] | None:
+def _direction(text: str, props: Sequence[PropertyDef]) -> tuple[Literal["min", "max"], str] | None:
     """The comparison's direction: a word right before a property's label wins.
 
     "the most acutely toxic if swallowed (lowest oral LD50)" sorts by the lowest LD50:

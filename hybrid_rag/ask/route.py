@@ -124,7 +124,9 @@ class OfflineRouter:
             verb = "is" if len(missing) == 1 else "are"
             return replace(
                 _direct(
-                    question, "out_of_scope", f"{names} {verb} not among the documents in scope."
+                    question,
+                    "out_of_scope",
+                    f"Not found: {names} {verb} not among the documents in scope.",
                 ),
                 missing=tuple(missing),
             )
