@@ -90,7 +90,10 @@ class InMemoryCatalog:
 
 
 class InMemoryVectorStore:
-    """A TEST FAKE :class:`~hybrid_rag.protocols.VectorStore`: exact scans, BM25 via bm25s.
+    """A TEST FAKE :class:`~hybrid_rag.protocols.VectorStore`: exact scans, a plain BM25.
+
+    Keyword scores are textbook Okapi BM25 (k1 = 1.5, b = 0.75) over the chunks in scope,
+    computed on each call: small and slow on purpose; no dependency beyond numpy.
 
     Args:
         dim: Vector dimension; ``None`` takes it from the first write.
@@ -169,19 +172,14 @@ class InMemoryVectorStore:
         self, text: str, *, k: int, doc_ids: Sequence[str] | None = None
     ) -> list[VectorHit]:
         """Top-``k`` chunks by BM25 (scores > 0), optionally restricted to documents."""
-        import bm25s
-        import numpy as np
-
         query, k = _tokens(check_text(text)), check_k(k)
         with self._lock:
             chunks = [c for d in self._scope(doc_ids) for c in self._docs[d][0]]
         if not chunks or not query:
             return []
-        index = bm25s.BM25()
-        index.index([_tokens(c.text) or [""] for c in chunks], show_progress=False)
-        scores = np.asarray(index.get_scores(query), dtype=np.float32)
-        order = [i for i in np.argsort(-scores, kind="stable")[:k] if scores[i] > 0]
-        return [VectorHit(chunk=chunks[i], score=float(scores[i])) for i in order]
+        scores = _bm25([_tokens(c.text) for c in chunks], list(dict.fromkeys(query)))
+        order = sorted(range(len(chunks)), key=lambda i: -scores[i])[:k]
+        return [VectorHit(chunk=chunks[i], score=scores[i]) for i in order if scores[i] > 0]
 
     def chunks(self, doc_id: str) -> list[Chunk]:
         """The document's chunks in page/offset order (empty when unknown)."""
@@ -191,3 +189,20 @@ class InMemoryVectorStore:
 
     def close(self) -> None:
         """Nothing to persist."""
+
+
+def _bm25(docs: list[list[str]], query: list[str], k1: float = 1.5, b: float = 0.75) -> list[float]:
+    """Okapi BM25 of each tokenised document for ``query`` (textbook formula)."""
+    import math
+    from collections import Counter
+
+    n = len(docs)
+    avg = sum(len(d) for d in docs) / n or 1.0
+    df = Counter(t for d in docs for t in set(d))
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query}
+    out = []
+    for d in docs:
+        tf = Counter(d)
+        norm = k1 * (1 - b + b * len(d) / avg)
+        out.append(sum(idf[t] * tf[t] * (k1 + 1) / (tf[t] + norm) for t in query if tf[t]))
+    return out
