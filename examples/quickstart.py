@@ -18,10 +18,13 @@ from hybrid_rag import HybridRAG
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "sds" / "laballey"
 REAL = [
-    ("acetone-hplc-grade-6732361021b8a.pdf", "What is the flash point of Acetone, HPLC Grade?"),
+    (
+        "acetone-hplc-grade-6732361021b8a.pdf",
+        "What is the autoignition temperature of Acetone, HPLC Grade?",
+    ),
     (
         "hydrofluoric-acid-49-solution-electroniccleanroom-grade-673b6a82d80db.pdf",
-        "What should be done after skin contact with Hydrofluoric Acid 49% Solution?",
+        "What should be done if Hydrofluoric Acid 49% Solution gets in the eyes?",
     ),
     ("ethyl-acetate-995-acs-grade-673392eb02d41.pdf", None),
 ]
