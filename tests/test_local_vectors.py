@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sqlite3
 import time
@@ -304,6 +305,21 @@ def _fill(store: LocalVectorStore, data: np.ndarray, per_doc: int = 100) -> None
         store.replace(f"D{d}", chunks, data[d * per_doc : (d + 1) * per_doc])
 
 
+def _copy_live_folder(src: Path, dst: Path) -> None:
+    """Copy a store folder while it is open, as a crash would find it.
+
+    The keyword index's background merge threads create and delete temporary
+    files at any moment; a file that vanishes between listing and copying was
+    never part of the committed state, so it is skipped rather than failing.
+    """
+
+    def copy(s: str, d: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            shutil.copy2(s, d)
+
+    shutil.copytree(src, dst, copy_function=copy, ignore_dangling_symlinks=True)
+
+
 def test_index_file_reused_on_reopen_and_stale_one_rebuilt(tmp_path: Path) -> None:
     data = _clustered(1000, 16, seed=7)
     with LocalVectorStore(tmp_path, dim=16, ann_threshold=100) as store:
@@ -320,7 +336,7 @@ def test_index_file_reused_on_reopen_and_stale_one_rebuilt(tmp_path: Path) -> No
         again.replace("D0", make_chunks("D0", ["new"]), data[500:501])  # file now stale
         # one handle per store: look at the folder as a crash now would leave it
         crashed = tmp_path.with_name(tmp_path.name + "-crashed")
-        shutil.copytree(tmp_path, crashed)
+        _copy_live_folder(tmp_path, crashed)
     with LocalVectorStore(crashed, ann_threshold=100) as third:
         assert len(third) == 901
         assert third._ann is None  # the staleness flag forbids the old file
