@@ -399,3 +399,52 @@ def test_a_range_before_the_unit_keeps_its_lower_bound() -> None:
         "mg/kg",
     )
     assert parse_quantity("617 mg/kg", kind="number", unit="mg/kg") == (617.0, "mg/kg")
+
+
+PPE_PAGE = """SECTION 1: Identification
+SECTION 4: First-aid measures
+SECTION 7: Handling and storage
+SECTION 8: Exposure controls/personal protection
+8.2 Exposure controls
+Personal protective equipment
+Eye/face protection
+Chemical goggles are recommended.
+Skin protection
+Wear appropriate chemical resistant gloves. Laminate gloves are recommended.
+Other suitable gloves can be recommended by the glove supplier. Be aware that
+the liquid may penetrate the gloves.
+Body Protection
+Flame retardant antistatic protective clothing.
+Respiratory protection
+If engineering controls do not maintain airborne concentrations below limits, an approved
+respirator must be worn.
+Respirator type: Chemical respirator with organic vapor cartridge.
+Control of environmental exposure
+Do not allow product to enter drains.
+"""
+
+
+def test_protective_equipment_is_read_whole_and_gloves_from_skin_protection(
+    onto: Ontology,
+) -> None:
+    ex = extract_offline(_pages(PPE_PAGE), ontology=onto)
+    skin = [f.value for f in ex.facts if f.prop == "skinProtection"]
+    assert skin[0].startswith("Wear appropriate chemical resistant gloves.")
+    assert skin[0].endswith("the liquid may penetrate the gloves.")
+    assert skin[1] == "Flame retardant antistatic protective clothing."  # body protection
+    hand = _one(ex, "handProtection")  # no line of its own: the glove sentences of skin
+    assert hand.value == (
+        "Wear appropriate chemical resistant gloves. Laminate gloves are recommended. "
+        "Other suitable gloves can be recommended by the glove supplier."
+    )
+    assert hand.quote in PPE_PAGE
+    resp = _one(ex, "respiratoryProtection").value
+    assert "approved respirator must be worn" in resp and "organic vapor cartridge" in resp
+    assert _one(ex, "eyeProtection").value == "Chemical goggles are recommended."
+
+
+def test_emergency_response_provider_labels_the_emergency_number(onto: Ontology) -> None:
+    page = "1. Identification\nProduct Name Sodium carbonate\nInfoTrac: 800-535-5053\n"
+    assert (
+        "800-535-5053" in _one(extract_offline(_pages(page), ontology=onto), "emergencyPhone").value
+    )

@@ -357,7 +357,7 @@ class _State:
         for f in self.facts:
             if f.status == "unavailable" and f.prop in stated:
                 continue
-            cap = _cap(f)
+            cap = _cap(f, self.comp.props.get(f.prop))
             if counts.get(f.prop, 0) >= cap:
                 continue
             counts[f.prop] = counts.get(f.prop, 0) + 1
@@ -365,14 +365,19 @@ class _State:
         return out
 
 
-def _cap(fact: ExtractedFact) -> int:
+def _cap(fact: ExtractedFact, prop: _Prop | None) -> int:
+    """How many distinct values of one property a sheet may state.
+
+    A procedure may have two items under one property's labels ("Skin protection" and
+    "Body protection" in section 8).
+    """
     if fact.status == "unavailable":
         return 1
     if fact.object_label is not None:
         return 24
     if fact.prop.endswith(("Twa", "Stel", "Ceiling")) or fact.prop == "idlh":
         return 6
-    return 1
+    return 2 if prop is not None and prop.kind == "procedure" else 1
 
 
 def _lines(text: str) -> list[tuple[int, int]]:
@@ -429,15 +434,20 @@ def _line_label(state: _State, line: str) -> tuple[int, int, str] | None:
 
 
 def _fitting(state: _State, names: tuple[str, ...]) -> str | None:
-    """The property among ``names`` that fits the current section: own section first."""
+    """The property among ``names`` that fits the current section: own section first,
+    then one bound to no section, then one of the next or previous section (PDF text
+    order sometimes prints a section's items after the following section's heading)."""
     free: str | None = None
+    near: str | None = None
     for name in names:
         section = state.comp.props[name].section
         if section is not None and section == state.section:
             return name
         if section is None and free is None:
             free = name
-    return free
+        if section is not None and abs(section - state.section) == 1 and near is None:
+            near = name
+    return free or near
 
 
 def _label_block(state: _State, text: str, spans: list[tuple[int, int]], idx: int) -> list[str]:
@@ -1011,13 +1021,23 @@ def _derive(state: _State) -> None:
 
 
 def _carried(prop: _Prop, source: ExtractedFact) -> ExtractedFact | None:
-    """The first clause of ``source``'s value that holds a value of ``prop``."""
-    for clause in _CLAUSE.split(source.value):
+    """The clause of ``source``'s value that holds a value of ``prop``.
+
+    A quantity is one clause; a text or procedure value is the first matching clause and
+    the matching ones right after it (at most three): "Wear chemical resistant gloves.
+    Laminate gloves are recommended." says which gloves, its first sentence does not.
+    """
+    clauses = _CLAUSE.split(source.value)
+    for i, clause in enumerate(clauses):
         if prop.pattern is not None and not prop.pattern.search(clause):
             continue
         number, unit = parse_quantity(clause, kind=prop.kind, unit=prop.unit)
-        if prop.kind in ("temperature", "number", "range") and number is None:
-            continue
+        if prop.kind in ("temperature", "number", "range"):
+            if number is None:
+                continue
+        elif prop.pattern is not None:
+            run = list(itertools.takewhile(prop.pattern.search, clauses[i + 1 : i + 3]))
+            clause = " ".join([clause.strip(), *(c.strip() for c in run)])
         return ExtractedFact(
             prop.name, clause.strip(), source.quote, source.page, number=number, unit=unit
         )
