@@ -264,8 +264,8 @@ class TurtleOntology:
         "look like", "breathe in") are matched on token boundaries, ignoring case,
         accents, punctuation and spacing (``auto-ignition`` = ``autoignition``,
         ``UN-no`` = ``UN no``) and inflection (``boils`` / ``boiling`` = ``boil``).
-        Longer matches win where matches overlap. Scores lie in (0, 1); longer labels
-        score higher.
+        Longer matches win where matches overlap; of equally long ones, the property the
+        text names more often. Scores lie in (0, 1); longer labels score higher.
 
         Returns:
             ``(property, score)`` pairs, best first, each property once.
@@ -279,7 +279,12 @@ class TurtleOntology:
                 joined += tokens[j]
                 for name, chars in index.by_squash.get(joined, ()):
                     spans.append((-chars, i, j + 1, name))
-        spans.sort()
+        support: dict[str, int] = {}
+        for _c, _s, _e, name in spans:
+            support[name] = support.get(name, 0) + 1
+        # equal lengths: the property the question names elsewhere too takes the span
+        # ("contained and cleaned up" after "spill": the spill clean-up, not a component)
+        spans.sort(key=lambda sp: (sp[0], -support[sp[3]], sp[1], sp[2], sp[3]))
         taken: set[int] = set()
         best: dict[str, float] = {}
         for neg_chars, start, end, name in spans:

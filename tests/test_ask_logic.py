@@ -229,3 +229,64 @@ def test_which_of_these_are_phrase_becomes_a_filter() -> None:
     sparql = _template(a)
     assert sparql is not None and '"corrosive"' in sparql and '"metals"' in sparql
     assert '"to"' not in sparql
+
+
+def test_filter_by_a_search_label_keeps_no_words_and_reports_the_negatives() -> None:
+    a = analyse(
+        "Which of these is regulated as a dangerous good for DOT transport: Acetone, HPLC "
+        "Grade; Isopropyl Alcohol 91% Lab Grade; Libman All Purpose Cleaner?",
+        index=INDEX,
+        ontology=ONTOLOGY,
+    )
+    assert a.intent == "filter" and [p.name for p in a.properties] == ["unNumber"]
+    assert a.filter_terms == ()  # every word names the property: any positive value matches
+    facts = [
+        _fact("acetone-hplc", "Acetone", "unNumber", "UN1090"),
+        _fact("ipa-91", "IPA", "unNumber", "Not regulated"),
+    ]
+    out = compose_extractive(a, facts, [])
+    assert out.text is not None and out.text.startswith("Acetone, HPLC Grade matches")
+    assert "Not for Isopropyl Alcohol 91% Lab Grade (Not regulated [ipa-91 p.4])" in out.text
+    assert "No matching statement for Libman All Purpose Cleaner" in out.text
+    assert len(out.citations) == 2
+
+
+def test_long_procedure_is_quoted_from_the_part_the_question_asks_about() -> None:
+    a = analyse(
+        "How should a large spill of Acetone, HPLC Grade be cleaned up?",
+        index=INDEX,
+        ontology=ONTOLOGY,
+    )
+    assert a.intent == "procedure"
+    small = "Small Spills: Absorb with earth, sand or other non-combustible material. " * 4
+    value = f"Eliminate all ignition sources. {small}Large Spills: Dike the spilled material."
+    out = compose_extractive(a, [_fact("acetone-hplc", "Acetone", "spillCleanup", value)], [])
+    assert out.text is not None
+    assert "Large Spills: Dike the spilled material." in out.text
+    assert "Eliminate all ignition sources" not in out.text
+    short = "Eliminate all ignition sources. Large Spills: Dike the spilled material."
+    whole = compose_extractive(a, [_fact("acetone-hplc", "Acetone", "spillCleanup", short)], [])
+    assert whole.text is not None and "Eliminate all ignition sources" in whole.text
+
+
+def test_procedure_from_passages_quotes_the_whole_paragraph() -> None:
+    a = analyse(
+        "Under what conditions should Acetone, HPLC Grade be stored?",
+        index=INDEX,
+        ontology=ONTOLOGY,
+    )
+    text = (
+        "Use only under a chemical fume hood. Wear personal protective equipment. Keep away\n"
+        "from open flames, hot surfaces and sources of ignition. Keep away from acids.\n"
+        "Handle in accordance with good industrial hygiene.\n"
+        "Keep in a dry, cool and well-ventilated place. Keep container tightly closed. Keep\n"
+        "away from direct sunlight. Corrosives area. Store under an inert atmosphere. Store\n"
+        "refrigerated.\n"
+    )
+    passage = Passage(
+        doc_id="acetone-hplc", page=4, chunk_id="acetone-hplc#p4c1", text=text, score=1.0
+    )
+    out = compose_extractive(a, [], [passage])
+    assert out.text is not None
+    assert out.text.startswith("Keep in a dry, cool and well-ventilated place.")
+    assert "Store under an inert atmosphere" in out.text and "hygiene" not in out.text

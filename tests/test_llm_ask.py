@@ -164,7 +164,7 @@ def test_hostile_generated_sparql_is_rejected_never_run_store_unchanged(
     server.script(*(Reply.with_text(fence) for _ in range(3)), Reply.with_text("No answer."))
     llm = OpenAILLM("gpt-test", base_url=server.openai_url, api_key="k", max_retries=0)
     with rag.override(llm=llm):
-        ans = rag.ask("Tell me about dangerous goods transport", docs=["examplon-solvent-99"])
+        ans = rag.ask("Tell me something unusual about it", docs=["examplon-solvent-99"])
     generated = [a for a in ans.sparql if a.origin != "template"]
     assert generated and all(a.error and a.error.startswith("rejected:") for a in generated)
     assert all(a.rows == 0 for a in generated) and len(generated) <= 2

@@ -251,3 +251,18 @@ def test_turtle_ontology_offers_matching_protocol(onto: TurtleOntology) -> None:
     assert isinstance(onto, OntologyMatching)
     assert onto.section("firstAidEyes") == 4 and onto.value_kind("firstAidEyes") == "procedure"
     assert "appearance" in onto.read_from("color")
+
+
+def test_equal_matches_go_to_the_property_named_elsewhere_too(onto: TurtleOntology) -> None:
+    # "contained" is a word of both the spill clean-up and the components; "spill" and
+    # "cleaned up" name the clean-up as well, so the shared word is read as the clean-up
+    found = [p.name for p, _ in onto.match_properties("How is a spill contained and cleaned up?")]
+    assert found == ["spillCleanup"]
+    alone = [p.name for p, _ in onto.match_properties("What does the product contain?")]
+    assert alone == ["hasComponent"]
+
+
+def test_ghs_hazard_class_and_category_is_the_classification(onto: TurtleOntology) -> None:
+    found = [p.name for p, _ in onto.match_properties("Which GHS hazard class and category?")]
+    assert found[0] == "hasClassification" and "hazardClass" not in found
+    assert onto.search_labels("unNumber") and onto.search_labels("nonexistent") == ()

@@ -144,7 +144,7 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     elif len(products) >= 2 and terms and _WHICH.search(text):
         intent = "filter"
     elif len(products) >= 2 and (phrase := _WHICH_ARE.search(question)):
-        intent, terms = "filter", _value_terms(phrase.group(1), props)  # "are corrosive"
+        intent, terms = "filter", _value_terms(phrase.group(1), props, ontology)  # "corrosive"
         said = phrase.group(1).strip()
     if intent in ("min", "max"):
         props = tuple(p for p in props if p.kind == "datatype")[:1]
@@ -228,7 +228,7 @@ def match_properties(question: str, ontology: Ontology) -> list[PropertyDef]:
     return list(seen.values())
 
 
-def _value_terms(phrase: str, props: Sequence[PropertyDef]) -> tuple[str, ...]:
+def _value_terms(phrase: str, props: Sequence[PropertyDef], ontology: Ontology) -> tuple[str, ...]:
     """What a value must say for "which of these are <phrase>".
 
     Without a named property the whole phrase is the filter. With one, the words of its
@@ -238,10 +238,17 @@ def _value_terms(phrase: str, props: Sequence[PropertyDef]) -> tuple[str, ...]:
     """
     if not props:
         return (phrase.strip(),)
-    named = {t for p in props for label in p.labels for t in tokens(label)}
+    named = {t for p in props for label in _naming(p, ontology) for t in tokens(label)}
     rest = [t for t in tokens(phrase) if t not in named and t not in STOPWORDS]
     codes = [t for t in rest if any(c.isdigit() for c in t)]
     return tuple(codes or rest)
+
+
+def _naming(prop: PropertyDef, ontology: Ontology) -> tuple[str, ...]:
+    """Every label that names ``prop`` in a question, search-only ones included."""
+    if isinstance(ontology, OntologyMatching):
+        return (*prop.labels, *ontology.search_labels(prop.name))
+    return tuple(prop.labels)
 
 
 def _procedure(prop: PropertyDef, ontology: Ontology) -> bool:

@@ -127,10 +127,23 @@ def _filtered(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Compose
     text = f"{_join(names)} {verb} '{term}'. Evidence: " + "; ".join(
         f"{f.value} {_cite(f.evidence)}" for f in hits.values()
     )
-    others = [p.label for p in a.products if p.doc_id not in hits]
+    against = {  # what the others' sheets say instead ("Not regulated")
+        f.doc_id: f for f in facts if f.status == "stated" and f.doc_id not in hits
+    }
+    if against:
+        text += (
+            " Not for "
+            + "; ".join(
+                f"{_name(a, d, f.subject)} ({f.value} {_cite(f.evidence)})"
+                for d, f in against.items()
+            )
+            + "."
+        )
+    others = [p.label for p in a.products if p.doc_id not in hits and p.doc_id not in against]
     if others:
         text += f" No matching statement for {_join(others)}."
-    return Composed(_clip(text, limit), tuple(f.evidence for f in hits.values()), True, False)
+    cites = [f.evidence for f in hits.values()] + [f.evidence for f in against.values()]
+    return Composed(_clip(text, limit), tuple(cites), True, False)
 
 
 def _bounded(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
@@ -192,12 +205,19 @@ def _lookup(
     parts: list[str] = []
     cites: list[Evidence] = []
     used_passages = valued = False
+    focus = _focus(a)
     for product in a.products[:4]:
         bits: list[str] = []
         for prop in a.properties[:3]:
             mine = [f for f in facts if f.doc_id == product.doc_id and f.predicate == prop.name]
             said = _prop_text(
-                prop, mine, passages, product.doc_id, procedure=a.intent == "procedure"
+                prop,
+                mine,
+                passages,
+                product.doc_id,
+                procedure=a.intent == "procedure",
+                focus=focus,
+                budget=limit - len(product.label) - 40,
             )
             if said is None:
                 continue
@@ -262,6 +282,25 @@ def _section_body(text: str, sections: Sequence[int]) -> str | None:
     return None
 
 
+def _focus(a: QuestionAnalysis) -> frozenset[str]:
+    """Words of the question beyond its products and properties ("large" of "a large
+    spill"): they pick the part of a long procedure that answers it."""
+    named = {t for p in a.products for t in tokens(p.label)}
+    named |= {t for prop in a.properties for label in prop.labels for t in tokens(label)}
+    return frozenset(content_tokens(a.question, drop=frozenset(named)))
+
+
+def _focused(value: str, focus: frozenset[str], budget: int) -> str:
+    """``value``, or, when it is longer than ``budget``, its part from the first sentence
+    after the opening one that holds a focus word ("Large Spills: Stop the flow ...")."""
+    if len(value) <= budget or not focus:
+        return value
+    for start, end in sentences(value)[1:]:
+        if focus & set(content_tokens(value[start:end])):
+            return value[start:]
+    return value
+
+
 def _asks_more(a: QuestionAnalysis) -> bool:
     """Whether the question asks for more than the matched properties of the products."""
     named = {t for p in a.products for t in tokens(p.label)}
@@ -276,6 +315,8 @@ def _prop_text(
     doc_id: str,
     *,
     procedure: bool = False,
+    focus: frozenset[str] = frozenset(),
+    budget: int = MAX_CHARS,
 ) -> tuple[str, list[Evidence]] | None:
     """What the sheet says about one property: value, stated-unavailable, or not stated.
 
@@ -285,7 +326,7 @@ def _prop_text(
     stated = [f for f in facts if f.status == "stated"]
     if stated and procedure:  # the sheet's own sentences, each with its page
         parts = list({f.value: f for f in stated}.values())
-        said = " ".join(f"{f.value} {_cite(f.evidence)}" for f in parts)
+        said = " ".join(f"{_focused(f.value, focus, budget)} {_cite(f.evidence)}" for f in parts)
         return f"{prop.label}: {said}", [f.evidence for f in parts]
     if stated:
         vals = list(dict.fromkeys(f.value for f in stated))[:2]
@@ -367,7 +408,12 @@ def _from_passages(
     cites: list[Evidence] = []
     share = (limit - len(prefix)) // len(parts)
     for part in parts:
-        best = _best_sentences(pool, content_tokens(part, drop=drop), limit=share - 30)
+        best = _best_sentences(
+            pool,
+            content_tokens(part, drop=drop),
+            limit=share - 30,
+            paragraph=a.intent == "procedure",
+        )
         if best is None or any(best[1] in t for t in texts):
             continue
         passage, text = best
@@ -382,7 +428,7 @@ def _from_passages(
 
 
 def _best_sentences(
-    pool: Sequence[Passage], query: Sequence[str], *, limit: int
+    pool: Sequence[Passage], query: Sequence[str], *, limit: int, paragraph: bool = False
 ) -> tuple[Passage, str] | None:
     """The best window of consecutive sentences: what an extractive answer quotes.
 
@@ -391,7 +437,10 @@ def _best_sentences(
     bonus when they appear in the window's first words (a labelled line such as
     "EYE CONTACT: ..." or "If inhaled ..."), a little for repeats, and a penalty for lower
     ranked passages and for windows too short to say anything. Two question words that
-    stand side by side in the window ("skin contact") add a phrase bonus.
+    stand side by side in the window ("skin contact") add a phrase bonus. With
+    ``paragraph`` (a procedure) the quote starts where the best window's paragraph does:
+    "Keep container tightly closed. ... Store under an inert atmosphere." is one
+    instruction, not its last sentence.
     """
     if not pool:
         return None
@@ -414,7 +463,8 @@ def _best_sentences(
                 best = (score, p, i)
     if best is None:  # no passage says anything about what was asked
         return None
-    return best[1], _window(best[1], best[2], limit)
+    start = _paragraph_start(best[1].text, best[2]) if paragraph else best[2]
+    return best[1], _window(best[1], start, limit)
 
 
 def _idf(want: set[str], sents: Iterable[list[str]]) -> dict[str, float]:
@@ -477,6 +527,30 @@ def _continues(text: str, spans: list[tuple[int, int]], i: int, j: int) -> bool:
     first = text[start : spans[j - 1][1]]
     titled = bool(_HEADING.match(first) or _LABELLED.match(first))
     return not (titled or s - start > 60)
+
+
+def _paragraph_start(text: str, idx: int, *, reach: int = 240) -> int:
+    """The first sentence of the paragraph sentence ``idx`` belongs to (PDF text).
+
+    Sentences on one line belong together; across a line break the paragraph goes on
+    when the line before is wrapped (nearly as long as the passage's longest line, or
+    not ending a sentence). A heading or a labelled item ("Skin contact: ...") starts a
+    paragraph; the start moves back at most ``reach`` characters.
+    """
+    spans = sentences(text)
+    width = max((len(line.rstrip()) for line in text.splitlines()), default=0)
+    j = idx
+    while j > 0 and spans[idx][0] - spans[j - 1][0] <= reach:
+        here = text[spans[j][0] : spans[j][1]]
+        prev_line = text[text.rfind("\n", 0, spans[j - 1][1]) + 1 : spans[j - 1][1]].rstrip()
+        if _HEADING.match(here) or _LABELLED.match(here) or _HEADING.match(prev_line):
+            break
+        if "\n" in text[spans[j - 1][1] : spans[j][0]]:
+            ends = prev_line.endswith((".", ":", "!", "?"))
+            if ends and len(prev_line) < 0.8 * width:
+                break
+        j -= 1
+    return j
 
 
 def _window(p: Passage, idx: int, limit: int) -> str:
