@@ -448,3 +448,9 @@ def test_emergency_response_provider_labels_the_emergency_number(onto: Ontology)
     assert (
         "800-535-5053" in _one(extract_offline(_pages(page), ontology=onto), "emergencyPhone").value
     )
+
+
+def test_identifier_glued_to_the_next_column_is_cut_at_its_end(onto: Ontology) -> None:
+    page = "1. Identification\nProduct Name Sodium carbonate\nInfoTrac: 800-535-5053Lab Alley LLC\n"
+    fact = _one(extract_offline(_pages(page), ontology=onto), "emergencyPhone")
+    assert fact.value == "800-535-5053" and fact.quote in page

@@ -435,8 +435,10 @@ def _line_label(state: _State, line: str) -> tuple[int, int, str] | None:
 
 def _fitting(state: _State, names: tuple[str, ...]) -> str | None:
     """The property among ``names`` that fits the current section: own section first,
-    then one bound to no section, then one of the next or previous section (PDF text
-    order sometimes prints a section's items after the following section's heading)."""
+    then one bound to no section, then one of the previous section (PDF text order
+    sometimes prints a section's items after the following section's heading; never
+    the next section's: the hazard section's "IF IN EYES: ..." statements are no first
+    aid section)."""
     free: str | None = None
     near: str | None = None
     for name in names:
@@ -445,7 +447,7 @@ def _fitting(state: _State, names: tuple[str, ...]) -> str | None:
             return name
         if section is None and free is None:
             free = name
-        if section is not None and abs(section - state.section) == 1 and near is None:
+        if section is not None and section == state.section - 1 and near is None:
             near = name
     return free or near
 
@@ -670,6 +672,8 @@ def _add_procedure(state: _State, prop: _Prop, raw: str, quote: str, page: int) 
 
 def _make_fact(prop: _Prop, value: str, quote: str, page: int) -> ExtractedFact | None:
     value = value[: _MAX_PROCEDURE if prop.kind == "procedure" else _MAX_VALUE].strip()
+    if prop.kind == "identifier":
+        value = _unglued(prop, value)
     if not _squash(value):
         return None
     if is_unavailable(value) and not (prop.pattern and prop.pattern.search(value)):
@@ -680,6 +684,15 @@ def _make_fact(prop: _Prop, value: str, quote: str, page: int) -> ExtractedFact 
         return None
     number, unit = parse_quantity(value, kind=prop.kind, unit=prop.unit)
     return ExtractedFact(prop.name, value, quote, page, number=number, unit=unit)
+
+
+def _unglued(prop: _Prop, value: str) -> str:
+    """An identifier whose text ran into the next words without a space
+    ("800-535-5053Lab Alley LLC", two text columns merged): the identifier alone."""
+    m = prop.pattern.search(value) if prop.pattern is not None else None
+    if m is None or m.end() >= len(value) or not m.group(0)[-1:].isdigit():
+        return value
+    return value[: m.end()] if value[m.end()].isalpha() else value
 
 
 def _organs(state: _State, fact: ExtractedFact) -> None:
