@@ -262,18 +262,27 @@ class Supervisor:
         out: dict[str, Any] = {}
         timings: dict[str, float] = {}
 
+        budget = p.timeout - 1
+        deadline = time.monotonic() + budget  # the KG chain stops its LLM-written queries here
+
         async def bounded(name: Literal["kg", "vector"], run: Callable[[], Awaitable[Any]]) -> None:
             t = time.perf_counter()
-            with anyio.move_on_after(p.timeout - 1) as cs:
+            with anyio.move_on_after(budget) as cs:  # store calls in the chains are abandoned
                 out[name] = await run()
             if cs.cancelled_caught:
-                err = ChainError(chain=name, kind="timeout", message=f"over {p.timeout - 1} s")
+                err = ChainError(chain=name, kind="timeout", message=f"over {budget} s")
                 out[name] = (KGResult if name == "kg" else VectorResult)(errors=[err])
             timings[f"{name}_ms"] = _ms(t)
 
         def kg() -> Awaitable[KGResult]:
             return run_kg_chain(
-                a, graph=p.graph, ontology=p.ontology, scope=scope, llm=p.llm, workers=p.workers
+                a,
+                graph=p.graph,
+                ontology=p.ontology,
+                scope=scope,
+                llm=p.llm,
+                workers=p.workers,
+                deadline=deadline,
             )
 
         async def vector() -> VectorResult:
