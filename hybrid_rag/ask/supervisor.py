@@ -285,15 +285,22 @@ class Supervisor:
                 deadline=deadline,
             )
 
-        async def vector() -> VectorResult:
-            found = await run_vector_chain(
+        async def search(within: list[str] | None) -> VectorResult:
+            return await run_vector_chain(
                 query,
                 embedder=p.embedder,
                 vectors=p.vectors,
-                scope=vscope,
+                scope=within,
                 top_k=top_k,
                 workers=p.workers,
             )
+
+        async def vector() -> VectorResult:
+            found = await search(vscope)
+            if vscope is None and not _catalogued(found, scope):
+                # chunks without a catalog entry (a crash, another writer's ingest in
+                # flight) are never served: search again within the catalogued documents
+                found = await search(scope)
             if a.intent != "procedure" or not a.sections or not a.products:
                 return found
             return await with_section_passages(
@@ -413,6 +420,12 @@ def _with_synthesis(answer: Answer, synth: Synthesis | ChainError | None) -> Ans
             "abstention": None,
         }
     )
+
+
+def _catalogued(found: VectorResult, scope: Sequence[str]) -> bool:
+    """Whether every passage comes from a document of ``scope`` (the catalog's ids)."""
+    known = set(scope)
+    return all(p.doc_id in known for p in found.passages)
 
 
 def _finish(answer: Answer, found: _Found) -> Answer:
