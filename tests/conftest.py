@@ -185,6 +185,7 @@ def oxigraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     finally:
         _stop(proc, 10)
 
+
 @pytest.fixture(scope="session")
 def sample_paths(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """The shipped sample sheets written as PDFs (always present)."""
