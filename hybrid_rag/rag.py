@@ -554,24 +554,32 @@ class HybridRAG(Closing):
         """Drop graphs and chunks of documents without a catalog entry (left by a kill).
 
         Only on the embedded stores this instance made: their OS locks guarantee no
-        other writer is half-way through an ingest. Other stores may be shared by live
-        writers; there, asks never read uncatalogued documents (scope comes from the
-        catalog) and ``forget`` removes them.
+        other writer is half-way through an ingest (while another handle holds one, this
+        waits for a later call). Other stores may be shared by live writers; there, asks
+        never read uncatalogued documents (scope comes from the catalog) and ``forget``
+        removes them.
         """
+        from hybrid_rag.errors import StoreLockedError
+        from hybrid_rag.stores.local_vectors import LocalVectorStore
+
         with self._recovery_lock:
             if self._recovered:
                 return
             self._ensure_stores()
-            if self._owns_stores:
-                from hybrid_rag.stores.local_vectors import LocalVectorStore
-
-                graph, vectors = self.graph, self.vectors
-                assert isinstance(vectors, LocalVectorStore)
-                known = {d.doc_id for d in self.catalog.list()}
-                for doc_id in sorted({*graph.doc_ids(), *vectors.doc_ids()} - known):
-                    log.warning("removing %r: stored without a catalog entry (crash)", doc_id)
-                    graph.delete(doc_id)
-                    vectors.delete(doc_id)
+            if not self._owns_stores:
+                self._recovered = True
+                return
+            graph, vectors = self.graph, self.vectors
+            assert isinstance(vectors, LocalVectorStore)
+            try:
+                stored = {*graph.doc_ids(), *vectors.doc_ids()}
+            except StoreLockedError:
+                return  # another handle writes here: try again on the next call
+            known = {d.doc_id for d in self.catalog.list()}
+            for doc_id in sorted(stored - known):
+                log.warning("removing %r: stored without a catalog entry (crash)", doc_id)
+                graph.delete(doc_id)
+                vectors.delete(doc_id)
             self._recovered = True
 
     def _pipeline(self) -> IngestPipeline:

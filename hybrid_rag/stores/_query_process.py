@@ -6,11 +6,13 @@ work) is never. An LLM-written query therefore runs in a child process that hold
 in-memory copy of the scoped graphs; when its time is up the child is killed (its CPU
 and memory are freed at once) and the next query starts a fresh one.
 
-Cost, measured on the development VM: the first query of a process pays the start
-(about 0.1 s: Python and pyoxigraph, nothing else is imported) and every query on a
+Cost, measured on the 2-core development VM: the first query of a child pays its start
+(0.2-0.5 s: Python, pyoxigraph and the library's light base import), every query on a
 scope the child does not hold yet pays for copying the scope's quads (about 5 us per
-quad: a one-document scope is well under a millisecond, 200,000 quads about 1 s). The
-copy is reused while the store has not been written and the scope is the same.
+quad: three sample sheets, 1,100 quads, take milliseconds; 200,000 quads about 1 s),
+and a query on a scope it holds costs about 2 ms more than in-process (the pipe and
+pickling). The copy is reused while the store has not been written and the scope is
+the same. Children live until they are killed at a deadline or the store closes.
 
 The child speaks a tiny protocol on its stdin/stdout: length-prefixed pickles of
 ``("load", key, nquads)``, ``("query", key, sparql, max_rows)`` and ``("ping",)``.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import pickle
 import struct
 import subprocess
@@ -28,6 +31,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Hashable
+from pathlib import Path
 from typing import IO, Any
 
 from hybrid_rag.errors import QueryTimeoutError, StoreError
@@ -93,6 +97,7 @@ class QueryProcesses:
             ok = True
         except QueryTimeoutError:
             self.killed += 1
+            log.info("query stopped at its deadline (%.1f s); its process was killed", timeout)
             raise
         finally:
             self._give_back(child, ok=ok)
@@ -151,8 +156,11 @@ class _Child:
     @classmethod
     def start(cls) -> _Child:
         cmd = [sys.executable, "-c", "from hybrid_rag.stores._query_process import main; main()"]
+        here = str(Path(__file__).resolve().parents[2])  # the child imports this library
+        path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
+        env = {**os.environ, "PYTHONPATH": path}
         try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         except OSError as exc:
             raise StoreError(f"cannot start a query process ({sys.executable}): {exc}") from exc
         return cls(proc)
