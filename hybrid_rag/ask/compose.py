@@ -17,7 +17,7 @@ import anyio
 
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.answer import Composed, compose_extractive, synthesis_messages
-from hybrid_rag.ask.conflicts import conflict_note, find_conflicts
+from hybrid_rag.ask.conflicts import conflict_note, find_conflicts, involving
 from hybrid_rag.ask.grounding import Grounding, check_grounding, renumber
 from hybrid_rag.errors import HybridRAGError, InputError
 from hybrid_rag.models import ChainError, ChatMessage, Evidence, Fact, Passage, Usage
@@ -79,10 +79,14 @@ class AnswerComposer:
         When documents that name the same product state different values, a sentence
         lists each value with its sources (:mod:`hybrid_rag.ask.conflicts`).
         """
-        note = conflict_note(find_conflicts(facts), _inline)
-        limit = max(80, self.max_chars - len(note) - 1) if note else self.max_chars
-        composed = compose_extractive(a, facts, passages, max_chars=limit)
-        if note and composed.text is not None:
+        composed = compose_extractive(a, facts, passages, max_chars=self.max_chars)
+        text = composed.text or ""
+        shown = [e.doc_id for e in composed.citations if _inline(e) in text]
+        conflicts = involving(find_conflicts(facts), text, shown)
+        if conflicts:  # written again, shorter, to leave room for the note
+            note = conflict_note(conflicts, _inline)
+            limit = max(80, self.max_chars - len(note) - 1)
+            composed = compose_extractive(a, facts, passages, max_chars=limit)
             composed = _with_note(composed, note, facts)
         if self.citations == "numbered" and composed.text is not None:
             return replace(composed, text=_numbered(composed.text, composed.citations))
@@ -198,6 +202,8 @@ def _inline(e: Evidence) -> str:
 
 def _with_note(composed: Composed, note: str, facts: Sequence[Fact]) -> Composed:
     """The extractive answer followed by the disagreement sentence and its sources."""
+    if composed.text is None:
+        return composed
     cites = list(composed.citations)
     cites += [f.evidence for f in facts if f.evidence not in cites and _inline(f.evidence) in note]
     return replace(
@@ -211,7 +217,7 @@ def _noted(synth: Synthesis, facts: Sequence[Fact]) -> Synthesis:
     The sentence is written from the facts themselves, so it needs no grounding check;
     a model that picked one of two disagreeing values is corrected, not trusted.
     """
-    conflicts = find_conflicts(facts)
+    conflicts = involving(find_conflicts(facts), synth.text, [e.doc_id for e in synth.citations])
     if not conflicts:
         return synth
     cites = list(synth.citations)

@@ -4,19 +4,21 @@ Two sheets may name the same product (two grades, two vendors, or a planted shee
 impersonates a real one) and state different values for one property. An answer must
 not silently pick one: :func:`find_conflicts` finds such disagreements among the facts a
 question retrieved, and :func:`conflict_note` writes the sentence that lists every value
-with its source.
+with its source. :func:`involving` keeps the disagreements an answer touches: those whose
+product it names or whose documents it cites (a ranking over a whole collection is not
+buried under notes about products it does not mention).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from hybrid_rag.models import Evidence, Fact
 from hybrid_rag.text import norm
 
-__all__ = ["Conflict", "conflict_note", "find_conflicts"]
+__all__ = ["Conflict", "conflict_note", "find_conflicts", "involving"]
 
 MAX_NOTED = 2
 """Conflicts written into one answer at most (the rest are in ``Answer.facts``)."""
@@ -62,6 +64,27 @@ def find_conflicts(facts: Sequence[Fact]) -> list[Conflict]:
         values = tuple((fs[0].value, tuple(fs)) for fs in groups.values())
         out.append(Conflict(head.subject, head.predicate_label, values))
     return out
+
+
+def involving(conflicts: Sequence[Conflict], text: str, cited: Iterable[str]) -> list[Conflict]:
+    """The conflicts an answer touches: it names the product or cites one of the documents.
+
+    Args:
+        conflicts: what :func:`find_conflicts` found.
+        text: the answer's text.
+        cited: ids of the documents the answer cites.
+    """
+    said, docs = norm(text), set(cited)
+    return [
+        c
+        for c in conflicts
+        if _names(said, c.subject) or any(f.doc_id in docs for _, fs in c.values for f in fs)
+    ]
+
+
+def _names(said: str, subject: str) -> bool:
+    """Whether normalised ``said`` names ``subject`` as a whole phrase."""
+    return re.search(rf"(?<!\w){re.escape(norm(subject))}(?!\w)", said) is not None
 
 
 def conflict_note(conflicts: Sequence[Conflict], cite: Callable[[Evidence], str]) -> str:

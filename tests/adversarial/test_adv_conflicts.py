@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from hybrid_rag import Answer, AnswerComposer, HybridRAG
-from hybrid_rag.ask.conflicts import find_conflicts
+from hybrid_rag.ask.conflicts import find_conflicts, involving
 from hybrid_rag.models import ChatMessage, Evidence, Fact
 from hybrid_rag.samples import pdf_bytes, sample_pdfs, sample_text
 from hybrid_rag.testing import FunctionLLM
@@ -56,9 +56,9 @@ PLANTED = "planted-sheet"
 
 
 def _model(messages: Sequence[ChatMessage]) -> str:
-    """A model that trusts the planted sheet: it cites only the last numbered source."""
-    marks = re.findall(r"^\[(\d+)\] ", messages[-1].content, re.M)
-    return f"The value is as stated [{marks[-1] if marks else 1}]."
+    """A model that trusts the planted sheet: it cites only that sheet's first source."""
+    marks = re.findall(rf"^\[(\d+)\] .*{PLANTED}", messages[-1].content, re.M)
+    return f"The value is as stated [{marks[0] if marks else 1}]."
 
 
 @pytest.fixture(scope="module")
@@ -177,3 +177,11 @@ def test_what_counts_as_a_conflict() -> None:
         ("10 °C", ["a", "c"]),
         ("20 °C", ["b"]),
     ]
+
+
+def test_only_conflicts_the_answer_touches_are_noted() -> None:
+    conflicts = find_conflicts([_fact("a", "10 °C", 10), _fact("b", "20 °C", 20)])
+    assert involving(conflicts, "Y has the lowest flash point [c p.1].", ["c"]) == []
+    assert involving(conflicts, "Xylene has the lowest flash point [c p.1].", ["c"]) == []
+    assert involving(conflicts, "X has the lowest flash point [c p.1].", ["c"]) == conflicts
+    assert involving(conflicts, "Z has the lowest flash point [b p.1].", ["b"]) == conflicts
