@@ -39,9 +39,19 @@ class Workers:
         """The bound."""
         return self._max
 
-    async def run(self, fn: Callable[[], T]) -> T:
-        """``fn()`` in a worker thread once a slot is free; its result or its exception."""
-        return await anyio.to_thread.run_sync(lambda: self._call(fn))
+    async def run(self, fn: Callable[[], T], *, abandon_on_cancel: bool = False) -> T:
+        """``fn()`` in a worker thread once a slot is free; its result or its exception.
+
+        Args:
+            fn: the blocking call.
+            abandon_on_cancel: on cancellation, return at once and leave the thread to
+                finish on its own (it keeps its slot until then). Only for reads whose
+                result may be dropped: the ask chains use it so a deadline is kept
+                whatever a store does; writes must never be abandoned.
+        """
+        return await anyio.to_thread.run_sync(
+            lambda: self._call(fn), abandon_on_cancel=abandon_on_cancel
+        )
 
     def _call(self, fn: Callable[[], T]) -> T:
         with self._slots:

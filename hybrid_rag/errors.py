@@ -17,6 +17,7 @@ __all__ = [
     "InvalidDocIdError",
     "LLMError",
     "OntologyError",
+    "QueryTimeoutError",
     "SparqlValidationError",
     "StoreError",
     "StoreLockedError",
@@ -76,6 +77,10 @@ class SparqlValidationError(HybridRAGError, ValueError):
 
 class StoreError(HybridRAGError):
     """A store failed to read or write (I/O, engine error)."""
+
+
+class QueryTimeoutError(StoreError):
+    """A query ran out of its time and was stopped (its worker process killed)."""
 
 
 class StoreLockedError(StoreError):

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from hybrid_rag.rdf import SparqlResult, Triple
 
 __all__ = [
+    "BoundedQueries",
     "Catalog",
     "ClassDef",
     "Embedder",
@@ -130,6 +131,28 @@ class GraphStore(Protocol):
 
     def close(self) -> None:
         """Release resources; idempotent. Further calls may raise StoreError."""
+        ...
+
+
+@runtime_checkable
+class BoundedQueries(Protocol):
+    """A graph store that can run a query it cannot trust to be cheap, and stop it.
+
+    Optional: the KG chain runs LLM-written SPARQL through :meth:`query_bounded` when the
+    store offers it (checked with ``isinstance``), else through ``GraphStore.query`` in a
+    thread it abandons at the deadline (where the engine may go on working).
+    """
+
+    def query_bounded(
+        self, sparql: str, *, scope: Sequence[str], timeout: float, max_rows: int
+    ) -> SparqlResult:
+        """``GraphStore.query``, stopped after ``timeout`` s, at most ``max_rows`` rows read.
+
+        Raises:
+            QueryTimeoutError: the time ran out; the engine's work was stopped and its
+                resources freed.
+            (and every error ``GraphStore.query`` raises)
+        """
         ...
 
 

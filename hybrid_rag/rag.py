@@ -5,6 +5,7 @@ the sync twins; the flows live in :mod:`hybrid_rag.ingest.pipeline` and
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
     )
 
 __all__ = ["HybridRAG", "StreamDelta"]
+
+log = logging.getLogger("hybrid_rag")
 
 
 class _Unset:
@@ -138,6 +141,9 @@ class HybridRAG(Closing):
         self._products: ProductIndexCache | None = None
         self._doc_locks: DocLocks | None = None
         self._closed = False
+        self._owns_stores = False  # all three stores embedded, made here, under self._path
+        self._recovery_lock = threading.Lock()
+        self._recovered = False
 
     @classmethod
     def from_env(
@@ -306,6 +312,8 @@ class HybridRAG(Closing):
         if self._closed:
             raise HybridRAGError("this HybridRAG is closed")
         with self._init_lock:
+            if self._graph is None and self._vectors is None and self._catalog is None:
+                self._owns_stores = self._path is not None
             if self._graph is None:
                 from hybrid_rag.stores.oxigraph import OxigraphGraphStore
 
@@ -455,6 +463,7 @@ class HybridRAG(Closing):
                 f"{source} is a folder: use ingest_many([folder]), which returns one "
                 "report per file"
             )
+        await self._recover()
         return await self._pipeline().ingest(source, doc_id=doc_id, name=name)
 
     def ingest_many(
@@ -507,6 +516,7 @@ class HybridRAG(Closing):
             raise InputError(f"concurrency must be an int, not {type(concurrency).__name__}")
         if not 1 <= concurrency <= 64:
             raise InputError(f"concurrency must be between 1 and 64, not {concurrency}")
+        await self._recover()
         return await self._pipeline().ingest_many(
             sources, concurrency=concurrency, progress=progress, raise_errors=raise_errors
         )
@@ -532,7 +542,45 @@ class HybridRAG(Closing):
         """Async twin of :meth:`forget` (same arguments and errors)."""
         if not isinstance(doc_id, str):
             raise InputError(f"doc_id must be a string, not {type(doc_id).__name__}")
+        await self._recover()
         await self._pipeline().forget(doc_id)
+
+    async def _recover(self) -> None:
+        """Once per instance, before its first flow: remove what a crash left behind."""
+        if not self._recovered:
+            await self._workers.run(self._remove_orphans)
+
+    def _remove_orphans(self) -> None:
+        """Drop graphs and chunks of documents without a catalog entry (left by a kill).
+
+        Only on the embedded stores this instance made: their OS locks guarantee no
+        other writer is half-way through an ingest (while another handle holds one, this
+        waits for a later call). Other stores may be shared by live writers; there, asks
+        never read uncatalogued documents (scope comes from the catalog) and ``forget``
+        removes them.
+        """
+        from hybrid_rag.errors import StoreLockedError
+        from hybrid_rag.stores.local_vectors import LocalVectorStore
+
+        with self._recovery_lock:
+            if self._recovered:
+                return
+            self._ensure_stores()
+            if not self._owns_stores:
+                self._recovered = True
+                return
+            graph, vectors = self.graph, self.vectors
+            assert isinstance(vectors, LocalVectorStore)
+            try:
+                stored = {*graph.doc_ids(), *vectors.doc_ids()}
+            except StoreLockedError:
+                return  # another handle writes here: try again on the next call
+            known = {d.doc_id for d in self.catalog.list()}
+            for doc_id in sorted(stored - known):
+                log.warning("removing %r: stored without a catalog entry (crash)", doc_id)
+                graph.delete(doc_id)
+                vectors.delete(doc_id)
+            self._recovered = True
 
     def _pipeline(self) -> IngestPipeline:
         from hybrid_rag.ingest.pipeline import IngestPipeline
@@ -611,6 +659,7 @@ class HybridRAG(Closing):
         """Async twin of :meth:`ask` (same arguments, result and errors)."""
         from hybrid_rag.ask.supervisor import Supervisor
 
+        await self._recover()
         supervisor = Supervisor(self._ask_parts())
         return await supervisor.answer(question, docs=docs, mode=mode, top_k=top_k, history=history)
 
@@ -638,6 +687,7 @@ class HybridRAG(Closing):
         """
         from hybrid_rag.ask.supervisor import Supervisor
 
+        await self._recover()
         supervisor = Supervisor(self._ask_parts())
         parts = supervisor.stream(question, docs=docs, mode=mode, top_k=top_k, history=history)
         async for part in parts:

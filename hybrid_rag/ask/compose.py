@@ -17,6 +17,7 @@ import anyio
 
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.answer import Composed, compose_extractive, synthesis_messages
+from hybrid_rag.ask.conflicts import conflict_note, find_conflicts, involving
 from hybrid_rag.ask.grounding import Grounding, check_grounding, renumber
 from hybrid_rag.errors import HybridRAGError, InputError
 from hybrid_rag.models import ChainError, ChatMessage, Evidence, Fact, Passage, Usage
@@ -48,7 +49,9 @@ class AnswerComposer:
     Args:
         max_chars: the longest extractive answer; a longer text is cut at a word boundary
             and ends with "…". Procedures (first aid, storage ...) are quoted whole up to
-            this length. Must be between 80 and 4,000.
+            this length. Must be between 80 and 4,000. A sentence saying that documents
+            disagree (same product, different values) is never cut: the rest is shortened
+            to make room for it.
         citations: how citations appear in the text; see :data:`CitationStyle`.
         synthesis_max_tokens: the most tokens the synthesis call may write.
 
@@ -71,8 +74,20 @@ class AnswerComposer:
     def extractive(
         self, a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passage]
     ) -> Composed:
-        """The extractive answer (no LLM): fact values with products, or passage sentences."""
+        """The extractive answer (no LLM): fact values with products, or passage sentences.
+
+        When documents that name the same product state different values, a sentence
+        lists each value with its sources (:mod:`hybrid_rag.ask.conflicts`).
+        """
         composed = compose_extractive(a, facts, passages, max_chars=self.max_chars)
+        text = composed.text or ""
+        shown = [e.doc_id for e in composed.citations if _inline(e) in text]
+        conflicts = involving(find_conflicts(facts), text, shown)
+        if conflicts:  # written again, shorter, to leave room for the note
+            note = conflict_note(conflicts, _inline)
+            limit = max(80, self.max_chars - len(note) - 1)
+            composed = compose_extractive(a, facts, passages, max_chars=limit)
+            composed = _with_note(composed, note, facts)
         if self.citations == "numbered" and composed.text is not None:
             return replace(composed, text=_numbered(composed.text, composed.citations))
         return composed
@@ -109,7 +124,7 @@ class AnswerComposer:
         used = Usage(
             llm_calls=1, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens
         )
-        return _grounded(done.text, question, messages, evidence, used)
+        return _noted(_grounded(done.text, question, messages, evidence, used), facts)
 
     async def synthesise_stream(
         self,
@@ -146,7 +161,11 @@ class AnswerComposer:
             yield failure
             return
         used = Usage(llm_calls=1, completion_tokens=len("".join(pieces).split()))
-        yield _grounded("".join(pieces), question, messages, evidence, used)
+        synth = _grounded("".join(pieces), question, messages, evidence, used)
+        noted = _noted(synth, facts)
+        if noted.text != synth.text:
+            yield noted.text[len(synth.text) :]
+        yield noted
 
 
 async def _next_piece(
@@ -175,6 +194,41 @@ def _grounded(
     g = check_grounding(text, sources, question=question)
     cites = tuple(evidence[n - 1] for n in g.cited)
     return Synthesis(renumber(g.text, g.cited), cites, used, g)
+
+
+def _inline(e: Evidence) -> str:
+    return f"[{e.doc_id} p.{e.page}]"
+
+
+def _with_note(composed: Composed, note: str, facts: Sequence[Fact]) -> Composed:
+    """The extractive answer followed by the disagreement sentence and its sources."""
+    if composed.text is None:
+        return composed
+    cites = list(composed.citations)
+    cites += [f.evidence for f in facts if f.evidence not in cites and _inline(f.evidence) in note]
+    return replace(
+        composed, text=f"{composed.text} {note}", citations=tuple(cites), used_facts=True
+    )
+
+
+def _noted(synth: Synthesis, facts: Sequence[Fact]) -> Synthesis:
+    """A synthesis followed by the disagreement sentence, numbered after its citations.
+
+    The sentence is written from the facts themselves, so it needs no grounding check;
+    a model that picked one of two disagreeing values is corrected, not trusted.
+    """
+    conflicts = involving(find_conflicts(facts), synth.text, [e.doc_id for e in synth.citations])
+    if not conflicts:
+        return synth
+    cites = list(synth.citations)
+
+    def cite(e: Evidence) -> str:
+        if e not in cites:
+            cites.append(e)
+        return f"[{cites.index(e) + 1}]"
+
+    note = conflict_note(conflicts, cite)
+    return replace(synth, text=f"{synth.text} {note}", citations=tuple(cites))
 
 
 def _source_texts(prompt: str, evidence: Sequence[Evidence]) -> list[str]:

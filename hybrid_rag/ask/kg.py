@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -11,12 +12,13 @@ from hybrid_rag._workers import Workers
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.errors import (
     HybridRAGError,
+    QueryTimeoutError,
     SparqlValidationError,
     StoreError,
     StoreLockedError,
 )
 from hybrid_rag.models import ChainError, ChatMessage, Evidence, Fact, SparqlAttempt, Usage
-from hybrid_rag.protocols import GraphStore, LLMProvider, Ontology
+from hybrid_rag.protocols import BoundedQueries, GraphStore, LLMProvider, Ontology
 from hybrid_rag.rdf import SparqlResult, Term, iri, literal
 from hybrid_rag.sparql import check_structure, validate_query
 from hybrid_rag.text import STOPWORDS, tokens
@@ -84,8 +86,14 @@ async def run_kg_chain(
     scope: Sequence[str],
     llm: LLMProvider | None,
     workers: Workers,
+    deadline: float | None = None,
 ) -> KGResult:
-    """Answer from the graph: a template when the question fits one, else the LLM."""
+    """Answer from the graph: a template when the question fits one, else the LLM.
+
+    ``deadline`` (a ``time.monotonic()`` value) bounds LLM-written queries: on a store
+    that offers :class:`~hybrid_rag.protocols.BoundedQueries` they are stopped there and
+    the chain reports a ``timeout`` error.
+    """
     result = KGResult()
     if not scope:
         result.errors.append(ChainError(chain="kg", kind="empty_scope", message="no documents"))
@@ -103,6 +111,7 @@ async def run_kg_chain(
             llm=llm,
             result=result,
             workers=workers,
+            deadline=deadline,
         )
     else:
         result.errors.append(
@@ -150,11 +159,21 @@ async def _run(
     scope: Sequence[str],
     result: KGResult,
     workers: Workers,
+    deadline: float | None = None,
 ) -> SparqlResult | None:
+    """Run one query (abandoned at cancellation); errors become attempts and chain errors.
+
+    With a ``deadline`` and a store that can stop a query, the query runs bounded.
+    """
     try:
-        res = await workers.run(lambda: graph.query(sparql, scope=scope))
+        res = await workers.run(
+            lambda: _query(graph, sparql, scope=scope, deadline=deadline), abandon_on_cancel=True
+        )
     except HybridRAGError as exc:
         result.attempts.append(SparqlAttempt(query=sparql, origin=origin, error=str(exc)))  # type: ignore[arg-type]
+        if isinstance(exc, QueryTimeoutError):
+            result.errors.append(ChainError(chain="kg", kind="timeout", message=str(exc)))
+            return None
         unreadable = isinstance(exc, StoreLockedError) or (
             origin == "template" and isinstance(exc, StoreError)
         )
@@ -164,6 +183,17 @@ async def _run(
     result.attempts.append(SparqlAttempt(query=sparql, origin=origin, rows=len(res.rows)))  # type: ignore[arg-type]
     result.facts.extend(f for row in res.rows if (f := _row_fact(row)) is not None)
     return res
+
+
+def _query(
+    graph: GraphStore, sparql: str, *, scope: Sequence[str], deadline: float | None
+) -> SparqlResult:
+    if deadline is None or not isinstance(graph, BoundedQueries):
+        return graph.query(sparql, scope=scope)
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise QueryTimeoutError("no time left for the query")
+    return graph.query_bounded(sparql, scope=scope, timeout=left, max_rows=MAX_GENERATED_ROWS)
 
 
 def _row_fact(row: dict[str, Term]) -> Fact | None:
@@ -243,6 +273,7 @@ async def _llm_chain(
     llm: LLMProvider,
     result: KGResult,
     workers: Workers,
+    deadline: float | None,
 ) -> None:
     """Observe -> reason -> act: write, validate, run; one repair and one broadening."""
     present = await _present_properties(graph, scope, workers)
@@ -253,7 +284,13 @@ async def _llm_chain(
         query, feedback = await _generate(messages, llm=llm, result=result)
         if query is not None:
             ok, feedback = await _try_generated(
-                query, origin, graph=graph, scope=scope, result=result, workers=workers
+                query,
+                origin,
+                graph=graph,
+                scope=scope,
+                result=result,
+                workers=workers,
+                deadline=deadline,
             )
             if ok:
                 return
@@ -296,7 +333,7 @@ async def _present_properties(
     """The distinct ``hr:property`` values of the scope's facts (one cheap query)."""
     query = f"SELECT DISTINCT ?p WHERE {{ ?f <{HR}property> ?p }} LIMIT 300"
     try:
-        res = await workers.run(lambda: graph.query(query, scope=scope))
+        res = await workers.run(lambda: graph.query(query, scope=scope), abandon_on_cancel=True)
     except HybridRAGError:
         return []
     return sorted(r["p"].value for r in res.rows if "p" in r)
@@ -346,14 +383,19 @@ async def _try_generated(
     scope: Sequence[str],
     result: KGResult,
     workers: Workers,
+    deadline: float | None,
 ) -> tuple[bool, str | None]:
     try:
         query = check_generated(query, allowed_graphs=[graph.graph_iri(d) for d in scope])
     except SparqlValidationError as exc:
         result.attempts.append(SparqlAttempt(query=query, origin=origin, error=f"rejected: {exc}"))  # type: ignore[arg-type]
         return False, f"The query was rejected: {exc}. Fix it."
-    res = await _run(query, origin, graph=graph, scope=scope, result=result, workers=workers)
+    res = await _run(
+        query, origin, graph=graph, scope=scope, result=result, workers=workers, deadline=deadline
+    )
     if res is None:
+        if any(e.kind == "timeout" for e in result.errors):
+            return False, None  # no time is left for a repair
         return False, f"The query failed: {result.attempts[-1].error}. Fix it."
     fact_iris = [r["fact"].value for r in res.rows if "fact" in r and r["fact"].kind == "iri"]
     if not fact_iris:

@@ -262,29 +262,45 @@ class Supervisor:
         out: dict[str, Any] = {}
         timings: dict[str, float] = {}
 
+        budget = p.timeout - 1
+        deadline = time.monotonic() + budget  # the KG chain stops its LLM-written queries here
+
         async def bounded(name: Literal["kg", "vector"], run: Callable[[], Awaitable[Any]]) -> None:
             t = time.perf_counter()
-            with anyio.move_on_after(p.timeout - 1) as cs:
+            with anyio.move_on_after(budget) as cs:  # store calls in the chains are abandoned
                 out[name] = await run()
             if cs.cancelled_caught:
-                err = ChainError(chain=name, kind="timeout", message=f"over {p.timeout - 1} s")
+                err = ChainError(chain=name, kind="timeout", message=f"over {budget} s")
                 out[name] = (KGResult if name == "kg" else VectorResult)(errors=[err])
             timings[f"{name}_ms"] = _ms(t)
 
         def kg() -> Awaitable[KGResult]:
             return run_kg_chain(
-                a, graph=p.graph, ontology=p.ontology, scope=scope, llm=p.llm, workers=p.workers
+                a,
+                graph=p.graph,
+                ontology=p.ontology,
+                scope=scope,
+                llm=p.llm,
+                workers=p.workers,
+                deadline=deadline,
             )
 
-        async def vector() -> VectorResult:
-            found = await run_vector_chain(
+        async def search(within: list[str] | None) -> VectorResult:
+            return await run_vector_chain(
                 query,
                 embedder=p.embedder,
                 vectors=p.vectors,
-                scope=vscope,
+                scope=within,
                 top_k=top_k,
                 workers=p.workers,
             )
+
+        async def vector() -> VectorResult:
+            found = await search(vscope)
+            if vscope is None and not _catalogued(found, scope):
+                # chunks without a catalog entry (a crash, another writer's ingest in
+                # flight) are never served: search again within the catalogued documents
+                found = await search(scope)
             if a.intent != "procedure" or not a.sections or not a.products:
                 return found
             return await with_section_passages(
@@ -404,6 +420,12 @@ def _with_synthesis(answer: Answer, synth: Synthesis | ChainError | None) -> Ans
             "abstention": None,
         }
     )
+
+
+def _catalogued(found: VectorResult, scope: Sequence[str]) -> bool:
+    """Whether every passage comes from a document of ``scope`` (the catalog's ids)."""
+    known = set(scope)
+    return all(p.doc_id in known for p in found.passages)
 
 
 def _finish(answer: Answer, found: _Found) -> Answer:

@@ -84,11 +84,14 @@ async def _both(
     found: dict[str, list[VectorHit]] = {}
 
     async def dense() -> None:
-        found["dense"] = await workers.run(lambda: vectors.search(qvec, k=depth, doc_ids=scope))
+        found["dense"] = await workers.run(
+            lambda: vectors.search(qvec, k=depth, doc_ids=scope), abandon_on_cancel=True
+        )
 
     async def lexical() -> None:
         found["bm25"] = await workers.run(
-            lambda: vectors.keyword_search(question, k=depth, doc_ids=scope)
+            lambda: vectors.keyword_search(question, k=depth, doc_ids=scope),
+            abandon_on_cancel=True,
         )
 
     async with anyio.create_task_group() as tg:
@@ -142,7 +145,7 @@ async def with_section_passages(
     extra: list[Passage] = []
     for doc in doc_ids[:4]:
         try:
-            chunks = await workers.run(lambda d=doc: vectors.chunks(d))  # type: ignore[misc]
+            chunks = await workers.run(lambda d=doc: vectors.chunks(d), abandon_on_cancel=True)  # type: ignore[misc]
         except HybridRAGError as exc:
             found.errors.append(
                 ChainError(chain="vector", kind=type(exc).__name__, message=str(exc))

@@ -43,6 +43,7 @@ from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
 from hybrid_rag.sparql import validate_query
 from hybrid_rag.stores._closing import Closing
 from hybrid_rag.stores._lock import StoreLock
+from hybrid_rag.stores._query_process import QueryProcesses
 
 if TYPE_CHECKING:
     from pyoxigraph import Store
@@ -92,6 +93,7 @@ class OxigraphGraphStore(Closing):
         self._copies: dict[frozenset[str], tuple[int, Store]] = {}  # scope -> (generation, copy)
         self._closed = False
         self._file_lock = None if self._path is None else StoreLock(self._path, what="graph store")
+        self._processes: QueryProcesses | None = None  # for query_bounded, started lazily
 
     def __repr__(self) -> str:
         where = "memory" if self._path is None else str(self._path)
@@ -127,6 +129,9 @@ class OxigraphGraphStore(Closing):
         with self._lock:
             store, self._store, self._closed = self._store, None, True
             self._copies.clear()
+            processes, self._processes = self._processes, None
+        if processes is not None:
+            processes.close()
         if store is None or self._path is None:
             return
         try:
@@ -233,6 +238,38 @@ class OxigraphGraphStore(Closing):
         if len(graphs) >= _COPY_MIN_GRAPHS:
             return _execute(self._scope_copy(db, graphs), sparql, graphs, union=True)
         return _execute(db, sparql, graphs)
+
+    def query_bounded(
+        self, sparql: str, *, scope: Sequence[str], timeout: float, max_rows: int
+    ) -> SparqlResult:
+        """:meth:`query` in a child process that is killed after ``timeout`` seconds.
+
+        For queries whose cost is unknown (LLM-written): oxigraph cannot interrupt a
+        query, so it runs on a copy of the scope's graphs in a separate process (see
+        :mod:`hybrid_rag.stores._query_process`); at most ``max_rows`` rows are read.
+
+        Raises:
+            QueryTimeoutError: the time ran out; the child process was killed.
+            (and every error :meth:`query` raises)
+        """
+        graphs = [self.graph_iri(d) for d in check_scope(scope)]
+        validate_query(sparql, allowed_graphs=graphs)
+        if not graphs:
+            return SparqlResult()
+        db = self._db()
+        with self._gen_lock:
+            key = None if self._writing else (self._generation, frozenset(graphs))
+        return self._query_processes().run(
+            sparql, key=key, quads=lambda: _nquads(db, graphs), timeout=timeout, max_rows=max_rows
+        )
+
+    def _query_processes(self) -> QueryProcesses:
+        with self._lock:
+            if self._closed:
+                raise StoreError("OxigraphGraphStore is closed")
+            if self._processes is None:
+                self._processes = QueryProcesses()
+            return self._processes
 
     def _scope_copy(self, db: Store, graphs: Sequence[str]) -> Store:
         """An in-memory store holding exactly the scoped graphs (cached until a write)."""
@@ -383,6 +420,17 @@ def _execute(db: Store, sparql: str, graphs: Sequence[str], *, union: bool = Fal
     except _ENGINE_ERRORS as exc:
         message = str(exc)
     raise StoreError(f"SPARQL engine error: {message}")
+
+
+def _nquads(db: Store, graphs: Sequence[str]) -> bytes:
+    """The quads of ``graphs`` as N-Quads (graph names kept)."""
+    from pyoxigraph import NamedNode, RdfFormat, serialize
+
+    quads = (q for g in graphs for q in db.quads_for_pattern(None, None, None, NamedNode(g)))
+    try:
+        return serialize(quads, format=RdfFormat.N_QUADS) or b""
+    except _ENGINE_ERRORS as exc:
+        raise StoreError(f"cannot read the scoped graphs: {exc}") from exc
 
 
 def _native(term: Term) -> Any:
