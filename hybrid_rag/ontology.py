@@ -81,6 +81,17 @@ def normalize_label(text: str) -> list[str]:
     return [suffix_stem(t) for t in _TOKEN.findall(folded.lower()) if t != "s"]
 
 
+_FUNCTION_WORDS = frozenset(
+    ["a", "an", "the", "is", "are", "was", "were", "be", "been", "if", "of", "it", "its", "do"]
+)
+"""Words a label match skips on both sides: "How toxic is X if inhaled" (the product
+taken out) reads "toxic inhal", as the label "toxic if inhaled" does."""
+
+
+def _content_label(text: str) -> list[str]:
+    return [t for t in normalize_label(text) if t not in _FUNCTION_WORDS]
+
+
 @dataclass(frozen=True, slots=True)
 class _LabelIndex:
     by_squash: dict[str, list[tuple[str, int]]]  # squashed label -> (property name, #chars)
@@ -271,7 +282,7 @@ class TurtleOntology:
             ``(property, score)`` pairs, best first, each property once.
         """
         index = self._labels()
-        tokens = normalize_label(text)
+        tokens = _content_label(text)
         spans: list[tuple[int, int, int, str]] = []  # (-chars, start, end, name)
         for i in range(len(tokens)):
             joined = ""
@@ -303,7 +314,7 @@ class TurtleOntology:
             max_tokens = 1
             for p in self._props:
                 for label in {*p.labels, *self.search_labels(p.name), _split_camel(p.name)}:
-                    toks = normalize_label(label)
+                    toks = _content_label(label)
                     if not toks:
                         continue
                     key = "".join(toks)

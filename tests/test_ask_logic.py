@@ -290,3 +290,31 @@ def test_procedure_from_passages_quotes_the_whole_paragraph() -> None:
     assert out.text is not None
     assert out.text.startswith("Keep in a dry, cool and well-ventilated place.")
     assert "Store under an inert atmosphere" in out.text and "hygiene" not in out.text
+
+
+def test_a_property_named_only_in_a_circumstance_comes_second() -> None:
+    a = analyse(
+        "What gloves should I wear when handling Acetone, HPLC Grade?",
+        index=INDEX,
+        ontology=ONTOLOGY,
+    )
+    assert [p.name for p in a.properties] == ["handProtection", "handlingPrecautions"]
+    b = analyse(
+        "What precautions are needed for handling Acetone, HPLC Grade?",
+        index=INDEX,
+        ontology=ONTOLOGY,
+    )
+    assert "handlingPrecautions" in [p.name for p in b.properties]
+
+
+@pytest.mark.parametrize(
+    ("question", "prop"),
+    [
+        ("How toxic is Acetone, HPLC Grade if inhaled?", "lc50Inhalation"),  # split by the name
+        ("How toxic is Acetone, HPLC Grade if swallowed?", "ld50Oral"),
+        ("Who manufactures Acetone, HPLC Grade?", "supplierName"),
+    ],
+)
+def test_property_phrases_split_by_the_product_name(question: str, prop: str) -> None:
+    a = analyse(question, index=INDEX, ontology=ONTOLOGY)
+    assert a.properties[0].name == prop

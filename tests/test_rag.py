@@ -383,3 +383,18 @@ def test_store_remembers_its_embedder(samples: list[Path], tmp_path: Path) -> No
         pytest.raises(ConfigurationError, match="built with the 'hashing-384' embedder"),
     ):
         r.ask("What is the flash point of Examplon Solvent 99%?")
+
+
+def test_filter_that_matches_nothing_under_its_property_asks_every_property(
+    rag: HybridRAG,
+) -> None:
+    # "flammable" names the flammability line, which never says "liquid"; the hazard
+    # statement H225 ("Highly flammable liquid and vapour") does
+    ans = rag.ask(
+        "Which of these is a flammable liquid: Examplon Solvent 99%; Demoline Glass Cleaner; "
+        "Samplex Acid Descaler 10%?"
+    )
+    assert [s.origin for s in ans.sparql] == ["template", "broadened"]
+    assert ans.text is not None and ans.text.startswith("Examplon Solvent 99% matches")
+    assert "Demoline" not in ans.text.split(".")[0]
+    assert any("H225" in f.value for f in ans.facts)

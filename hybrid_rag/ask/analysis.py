@@ -125,7 +125,8 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     higher than B's?") is ``polar`` and its ``subject`` is the product named first.
     """
     products = tuple(index.link(question))
-    props = tuple(match_properties(question, ontology))
+    asked = _without_products(question, products)
+    props = _circumstance_last(asked, tuple(match_properties(asked, ontology)), ontology)
     text = norm(question)
     terms = _filter_terms(question)
     said: str | None = None
@@ -164,6 +165,33 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
         polar=polar,
         subject=_first_named(question, products) if polar else None,
     )
+
+
+def _without_products(question: str, products: Sequence[ProductMatch]) -> str:
+    """The question with the linked product names taken out: their words name no
+    property, and a phrase split by a name ("How toxic is X if inhaled") closes up."""
+    named = {t for p in products for t in p.matched}
+    if not named:
+        return question
+    kept = [w for w in question.split() if not tokens(w) or not set(tokens(w)) <= named]
+    return " ".join(kept)
+
+
+_CIRCUMSTANCE = re.compile(r"\b(?:when|while|during|before|after)\s+\w+ing\b", re.I)
+
+
+def _circumstance_last(
+    question: str, props: tuple[PropertyDef, ...], ontology: Ontology
+) -> tuple[PropertyDef, ...]:
+    """Properties named only in a circumstance ("when handling X") after the others.
+
+    "What gloves should I wear when handling X?" asks for the gloves; the handling
+    precautions are where they are worn, so they come second.
+    """
+    if len(props) < 2 or not _CIRCUMSTANCE.search(question):
+        return props
+    asked = {p.iri for p in match_properties(_CIRCUMSTANCE.sub(" ", question), ontology)}
+    return tuple(sorted(props, key=lambda p: p.iri not in asked))
 
 
 def _direction(text: str, props: Sequence[PropertyDef]) -> tuple[Literal["min", "max"], str] | None:

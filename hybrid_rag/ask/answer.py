@@ -124,8 +124,10 @@ def _filtered(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Compose
         return Composed(f"None of them is stated to match '{term}'.", (), True, False)
     names = [_name(a, d, f.subject) for d, f in hits.items()]
     verb = "matches" if len(names) == 1 else "match"
-    text = f"{_join(names)} {verb} '{term}'. Evidence: " + "; ".join(
-        f"{f.value} {_cite(f.evidence)}" for f in hits.values()
+    text = (
+        f"{_join(names)} {verb} '{term}'. Evidence: "
+        + "; ".join(f"{f.value} {_cite(f.evidence)}" for f in hits.values())
+        + "."
     )
     against = {  # what the others' sheets say instead ("Not regulated")
         f.doc_id: f for f in facts if f.status == "stated" and f.doc_id not in hits
@@ -305,7 +307,8 @@ def _asks_more(a: QuestionAnalysis) -> bool:
     """Whether the question asks for more than the matched properties of the products."""
     named = {t for p in a.products for t in tokens(p.label)}
     named |= {t for prop in a.properties for label in prop.labels for t in tokens(label)}
-    return bool(content_tokens(a.question, drop=frozenset(named)))
+    stems = set(content_tokens(" ".join(named)))  # "manufactures" is the "Manufacturer"
+    return bool(set(content_tokens(a.question, drop=frozenset(named))) - stems)
 
 
 def _prop_text(

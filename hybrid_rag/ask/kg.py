@@ -102,6 +102,8 @@ async def run_kg_chain(
     if template is not None:
         docs = [d for d in analysis.doc_ids if d in scope] or list(scope)
         await _run(template, "template", graph=graph, scope=docs, result=result, workers=workers)
+        if not result.facts and not result.errors and (broad := _any_property(analysis)):
+            await _run(broad, "broadened", graph=graph, scope=docs, result=result, workers=workers)
     elif llm is not None:
         await _llm_chain(
             analysis,
@@ -145,6 +147,19 @@ def _template(a: QuestionAnalysis) -> str | None:
     if props:
         return fact_query(props)
     return None
+
+
+def _any_property(a: QuestionAnalysis) -> str | None:
+    """A filter that matched nothing under its property, asked of every property.
+
+    "Which of these are flammable liquids?" links "flammable" to the flammability line,
+    whose values never say "liquids"; the GHS classification does ("Flammable Liquids
+    Category 2"). Every word of the phrase as asked must be in the value.
+    """
+    if a.intent != "filter" or a.threshold is not None or not a.filter_phrase:
+        return None
+    words = [w for w in tokens(a.filter_phrase) if w not in STOPWORDS]
+    return fact_query([], contains=words[:8]) if words else None
 
 
 def _classified(a: QuestionAnalysis) -> bool:
