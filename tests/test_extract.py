@@ -454,3 +454,31 @@ def test_identifier_glued_to_the_next_column_is_cut_at_its_end(onto: Ontology) -
     page = "1. Identification\nProduct Name Sodium carbonate\nInfoTrac: 800-535-5053Lab Alley LLC\n"
     fact = _one(extract_offline(_pages(page), ontology=onto), "emergencyPhone")
     assert fact.value == "800-535-5053" and fact.quote in page
+
+
+def test_product_name_without_column_labels_and_never_a_placeholder(onto: Ontology) -> None:
+    two_columns = (
+        "SAFETY DATA SHEET (SDS)\nSection 1: Identification\n"
+        "Product Name Shine Glass & Mirror Cleaner Company\nProduct number 1493 The Cleaning Co\n"
+    )
+    ex = extract_offline(_pages(two_columns), ontology=onto)
+    assert ex.product == "Shine Glass & Mirror Cleaner"
+    assert "Shine Glass & Mirror Cleaner Company" not in ex.aliases
+    empty = (
+        "1.1 Product identifiers\nProduct name\nSynonyms None.\nSECTION 1: Identification\nNone.\n"
+    )
+    named = extract_offline(
+        _pages(empty), ontology=onto, source_name="potassium-phosphate-monobasic-66b39ece21cd5.pdf"
+    )
+    assert named.product == "Potassium Phosphate Monobasic"
+    assert "None" not in named.aliases
+
+
+def test_a_sentence_under_the_section_heading_is_no_title(onto: Ontology) -> None:
+    page = (
+        "Safety Data Sheet\n1.1. Product Identifier\nTrade Name or Designation:\n"
+        "Indigo Stock Solution\n  SECTION 1: Identification\n"
+        "For the full text of the Hazard and Precautionary Statements listed below, see "
+        "Section 16.\n"
+    )
+    assert extract_offline(_pages(page), ontology=onto).product == "Indigo Stock Solution"

@@ -934,7 +934,8 @@ def _table_row(state: _State, page: Page, line: str, start: int) -> bool:
 _PHONE_LINE = re.compile(r"^[\d\s().+\-]{7,}$")
 _SDS_TITLE = re.compile(r"^\s*(?:SDS|MSDS)\s*[–—-]\s*(?P<t>.+?)\s+Page\s*\d", re.IGNORECASE)
 _NOT_TITLE = re.compile(
-    r"safety\s*data\s*sheet|www\.|\.com|page\s*\d|^section|^\d{1,2}(?:\.\d{1,2})+\.?\s",
+    r"safety\s*data\s*sheet|www\.|\.com|page\s*\d|^section|^\d{1,2}(?:\.\d{1,2})+\.?\s"
+    r"|\bsee\s+section\b|^(?:\S+\s+){7,}\S+[.:]$",  # a sentence, not a name
     re.IGNORECASE,
 )
 _SECTION_ONE = re.compile(r"^\s*section\s*1\s*[:.]\s*identification", re.IGNORECASE)
@@ -983,16 +984,49 @@ def _stem_name(source_name: str | None) -> str:
     return re.sub(r"[-_]+", " ", stem).strip().title() or "Unknown product"
 
 
+_IDENTITY = ("productName", "supplierName", "productCode", "synonym", "recommendedUse")
+"""Section 1 items whose labels may stand beside the product name in a two-column
+layout ("Product Name iluma Glass & Mirror Cleaner Company")."""
+
+
+def _column_labels(ontology: Ontology) -> tuple[str, ...]:
+    known = {p.name: p for p in ontology.properties()}  # another ontology may lack some
+    labels = {lab for name in _IDENTITY if name in known for lab in known[name].labels}
+    return tuple(sorted(labels, key=len, reverse=True))
+
+
+def _trimmed(title: str, labels: Sequence[str]) -> str:
+    """``title`` without a leading label ("Product Name ...") or a trailing one (the
+    next column's "Company")."""
+    for lab in labels:
+        pattern = re.escape(lab).replace("\\ ", r"\s+")
+        title = re.sub(rf"^\s*{pattern}\s*:?\s+", "", title, flags=re.I)
+        title = re.sub(rf"\s+{pattern}\s*:?\s*$", "", title, flags=re.I)
+    return title
+
+
+def _placeholder(name: str) -> bool:
+    """A "name" that says there is none ("None.", "N/A", "Not available")."""
+    bare = name.strip(" .:-")
+    return not bare or is_unavailable(bare) or bare.lower() in ("none", "n/a", "na", "unknown")
+
+
 def _names(
-    pages: Sequence[Page], facts: Sequence[ExtractedFact], source_name: str | None
+    pages: Sequence[Page],
+    facts: Sequence[ExtractedFact],
+    source_name: str | None,
+    labels: Sequence[str] = (),
 ) -> tuple[str, tuple[str, ...], bool]:
     fields = [
-        _clean_name(f.value) for f in facts if f.prop == "productName" and f.status == "stated"
+        _clean_name(_trimmed(f.value, labels))
+        for f in facts
+        if f.prop == "productName" and f.status == "stated"
     ]
-    fields = [f for f in fields if len(f) > 2]
+    fields = [f for f in fields if len(f) > 2 and not _placeholder(f)]
     title = _title(pages)
+    title = _trimmed(title, labels) if title else None
     fallback = False
-    if title:
+    if title and not _placeholder(title):
         product = _clean_name(title)
     elif fields:
         product = fields[0]
@@ -1003,11 +1037,13 @@ def _names(
         if f.status != "stated":
             continue
         if f.prop == "productName":
-            aliases.append(_clean_name(f.value))
+            aliases.append(_clean_name(_trimmed(f.value, labels)))
         elif f.prop == "synonym":
             aliases.extend(s.strip(" .") for s in re.split(r"[;|]", f.value))
     out: list[str] = []
     for a in aliases:
+        if _placeholder(a):
+            continue
         if 2 < len(a) <= 80 and a.lower() != product.lower() and a not in out:
             out.append(a)
     return product, tuple(out[:8]), fallback
@@ -1124,7 +1160,7 @@ def extract_offline(
         _scan_page(state, page)
     _derive(state)
     found = state.result()
-    product, aliases, fallback = _names(pages, found, source_name)
+    product, aliases, fallback = _names(pages, found, source_name, _column_labels(ontology))
     warnings: list[str] = []
     if fallback:
         warnings.append(f"no product name found; using {product!r} from the file name")
