@@ -114,6 +114,8 @@ class TurtleOntology:
             :meth:`match_properties` only, never display or extraction.
         read_from: per property local name, the properties whose values may also carry
             its value (``msds:readFrom``).
+        narrower: per property local name, its sub-properties (``rdfs:subPropertyOf``):
+            "personal protective equipment" is eye, hand, skin and respiratory protection.
         source: where the definitions came from, for error messages.
     """
 
@@ -126,6 +128,7 @@ class TurtleOntology:
         annotations: dict[str, dict[str, str]] | None = None,
         search_labels: dict[str, tuple[str, ...]] | None = None,
         read_from: dict[str, tuple[str, ...]] | None = None,
+        narrower: dict[str, tuple[str, ...]] | None = None,
         source: str = "<memory>",
     ) -> None:
         if not properties:
@@ -139,6 +142,7 @@ class TurtleOntology:
         self._annotations = dict(annotations or {})
         self._search = dict(search_labels or {})
         self._read_from = dict(read_from or {})
+        self._narrower = dict(narrower or {})
         self._source = source
         self._label_index: _LabelIndex | None = None
 
@@ -264,6 +268,10 @@ class TurtleOntology:
         """Properties whose stated values may also carry this one's (``msds:readFrom``)."""
         return self._read_from.get(name, ())
 
+    def narrower(self, name: str) -> tuple[str, ...]:
+        """The property's sub-properties (``rdfs:subPropertyOf`` it), in ontology order."""
+        return self._narrower.get(name, ())
+
     def search_labels(self, name: str) -> tuple[str, ...]:
         """The property's search-only labels (``skos:hiddenLabel``)."""
         return self._search.get(name, ())
@@ -332,6 +340,16 @@ class TurtleOntology:
         )
 
 
+def _short_alts(alts: Sequence[str], *, n: int = 4, longest: int = 40) -> list[str]:
+    """Up to ``n`` alternative labels for a prompt: short ones, no label that merely
+    extends an earlier one ("Conditions for safe storage, including any ...")."""
+    out: list[str] = []
+    for alt in alts:
+        if len(alt) <= longest and not any(alt.lower().startswith(o.lower()) for o in out):
+            out.append(alt)
+    return out[:n]
+
+
 def _split_camel(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
 
@@ -350,7 +368,7 @@ def _describe(p: PropertyDef) -> str:
     if p.unit:
         text += f" [unit {p.unit}]"
     if p.alt_labels:
-        text += " aka " + ", ".join(p.alt_labels[:4])
+        text += " aka " + ", ".join(_short_alts(p.alt_labels))
     return text
 
 
@@ -370,6 +388,7 @@ def _from_graph(graph: Any, *, source: str) -> TurtleOntology:
     annotations: dict[str, dict[str, str]] = {}
     search: dict[str, tuple[str, ...]] = {}
     read_from: dict[str, tuple[str, ...]] = {}
+    narrower: dict[str, list[str]] = {}
     for kind, type_iri in kinds.items():
         for subj in sorted(graph.subjects(RDF.type, type_iri), key=str):
             if not isinstance(subj, URIRef):
@@ -383,6 +402,8 @@ def _from_graph(graph: Any, *, source: str) -> TurtleOntology:
             ns = pdef.iri[: len(pdef.iri) - len(pdef.name)]
             if sources := _values(graph, pdef.iri, ns + "readFrom"):
                 read_from[pdef.name] = tuple(_local(v) for v in sources)
+            for parent in _values(graph, pdef.iri, _RDFS + "subPropertyOf"):
+                narrower.setdefault(_local(parent), []).append(pdef.name)
     if not props:
         raise OntologyError(f"ontology {source} defines no properties")
     classes = [_class(graph, iri) for iri in sorted(class_iris) if not iri.startswith("_")]
@@ -394,6 +415,7 @@ def _from_graph(graph: Any, *, source: str) -> TurtleOntology:
         annotations=annotations,
         search_labels=search,
         read_from=read_from,
+        narrower={k: tuple(v) for k, v in narrower.items()},
         source=source,
     )
 

@@ -527,11 +527,14 @@ class OntologyMatching(Protocol):
     * ``read_from(name)`` names the properties whose stated values may also carry this
       property's value (a colour printed in the appearance line; a storage temperature
       in the storage conditions); empty when none.
+    * ``narrower(name)`` names the property's sub-properties (an umbrella such as
+      "personal protective equipment" -> eye, hand, skin, respiratory protection); a
+      router asks them too when the umbrella is asked; empty when none.
     * ``search_labels(name)`` are the property's search-only words (``skos:hiddenLabel``:
       "dangerous goods" for the UN number); a router treats them, like the labels, as
       naming the property rather than as words a value must contain.
     * Unknown property names give the defaults (``text``, ``None``, ``None``, ``()``,
-      ``()``); no method raises for them. Implementations are immutable and thread-safe.
+      ``()``, ``()``); no method raises for them. Implementations are immutable and thread-safe.
     """
 
     def match_properties(self, text: str) -> list[tuple[PropertyDef, float]]:
@@ -556,6 +559,10 @@ class OntologyMatching(Protocol):
 
     def search_labels(self, name: str) -> tuple[str, ...]:
         """The property's search-only labels (words people use for it in questions)."""
+        ...
+
+    def narrower(self, name: str) -> tuple[str, ...]:
+        """The property's sub-properties, which an umbrella question also asks for."""
         ...
 
 

@@ -318,3 +318,26 @@ def test_a_property_named_only_in_a_circumstance_comes_second() -> None:
 def test_property_phrases_split_by_the_product_name(question: str, prop: str) -> None:
     a = analyse(question, index=INDEX, ontology=ONTOLOGY)
     assert a.properties[0].name == prop
+
+
+def test_an_umbrella_property_asks_its_items() -> None:
+    a = analyse("What PPE is required for Acetone, HPLC Grade?", index=INDEX, ontology=ONTOLOGY)
+    names = [p.name for p in a.properties]
+    assert "personalProtection" in names and a.intent == "procedure"
+    items = {"eyeProtection", "handProtection", "skinProtection", "respiratoryProtection"}
+    assert items <= set(names)
+    facts = [
+        _fact("acetone-hplc", "Acetone", "eyeProtection", "Chemical goggles."),
+        _fact("acetone-hplc", "Acetone", "handProtection", "Nitrile gloves."),
+        _fact("acetone-hplc", "Acetone", "respiratoryProtection", "Not required."),
+    ]
+    out = compose_extractive(a, facts, [])
+    assert out.text is not None and "Chemical goggles." in out.text
+    assert "Nitrile gloves." in out.text and "Not required." in out.text
+    named = analyse(
+        "What gloves and eye protection does Acetone, HPLC Grade need?",
+        index=INDEX,
+        ontology=ONTOLOGY,
+    )
+    valued = {p.name for p in named.properties if p.kind == "datatype"}
+    assert valued == {"handProtection", "eyeProtection"}  # named items: no umbrella

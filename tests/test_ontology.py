@@ -266,3 +266,13 @@ def test_ghs_hazard_class_and_category_is_the_classification(onto: TurtleOntolog
     found = [p.name for p, _ in onto.match_properties("Which GHS hazard class and category?")]
     assert found[0] == "hasClassification" and "hazardClass" not in found
     assert onto.search_labels("unNumber") and onto.search_labels("nonexistent") == ()
+
+
+def test_sub_properties_are_read_from_the_turtle(onto: TurtleOntology) -> None:
+    assert set(onto.narrower("personalProtection")) == {
+        "eyeProtection",
+        "handProtection",
+        "skinProtection",
+        "respiratoryProtection",
+    }
+    assert onto.narrower("flashPoint") == () and onto.narrower("nonexistent") == ()

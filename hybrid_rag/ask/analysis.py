@@ -127,6 +127,7 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     products = tuple(index.link(question))
     asked = _without_products(question, products)
     props = _circumstance_last(asked, tuple(match_properties(asked, ontology)), ontology)
+    props = _with_narrower(props, ontology)
     text = norm(question)
     terms = _filter_terms(question)
     said: str | None = None
@@ -149,7 +150,7 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
         said = phrase.group(1).strip()
     if intent in ("min", "max"):
         props = tuple(p for p in props if p.kind == "datatype")[:1]
-    elif intent == "lookup" and props and _procedure(props[0], ontology):
+    elif intent == "lookup" and _procedure(_first_value(props), ontology):
         intent = "procedure"  # first aid by route, firefighting, storage ...
         sections = _sections(props, ontology)
     polar = intent in ("min", "max", "same") and is_polar(question)
@@ -165,6 +166,21 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
         polar=polar,
         subject=_first_named(question, products) if polar else None,
     )
+
+
+def _with_narrower(props: tuple[PropertyDef, ...], ontology: Ontology) -> tuple[PropertyDef, ...]:
+    """An umbrella property followed by its sub-properties ("PPE": eye, hand, skin and
+    respiratory protection), unless the question names some of them itself."""
+    if not isinstance(ontology, OntologyMatching) or not props:
+        return props
+    out: list[PropertyDef] = []
+    names = {p.name for p in props}
+    for p in props:
+        out.append(p)
+        subs = ontology.narrower(p.name)
+        if subs and not names & set(subs):
+            out += [ontology.property(n) for n in subs]
+    return tuple(dict.fromkeys(out))
 
 
 def _without_products(question: str, products: Sequence[ProductMatch]) -> str:
@@ -279,9 +295,17 @@ def _naming(prop: PropertyDef, ontology: Ontology) -> tuple[str, ...]:
     return tuple(prop.labels)
 
 
-def _procedure(prop: PropertyDef, ontology: Ontology) -> bool:
+def _first_value(props: Sequence[PropertyDef]) -> PropertyDef | None:
+    """The first property with literal values ("required" also names the generic
+    ``requires`` relation, which decides nothing about the answer's shape)."""
+    return next((p for p in props if p.kind == "datatype"), None)
+
+
+def _procedure(prop: PropertyDef | None, ontology: Ontology) -> bool:
     """Whether the ontology reads the property's values as a procedure (whole sentences)."""
-    return isinstance(ontology, OntologyMatching) and ontology.value_kind(prop.name) == "procedure"
+    if prop is None or not isinstance(ontology, OntologyMatching):
+        return False
+    return ontology.value_kind(prop.name) == "procedure"
 
 
 def _sections(props: Sequence[PropertyDef], ontology: Ontology) -> tuple[int, ...]:

@@ -208,9 +208,12 @@ def _lookup(
     cites: list[Evidence] = []
     used_passages = valued = False
     focus = _focus(a)
+    valued_props = [p for p in a.properties[:6] if p.kind == "datatype"]
     for product in a.products[:4]:
+        # each asked item gets its share of the answer (an umbrella such as PPE has four)
+        share = max(80, (limit - len(product.label) - 40) // max(1, len(valued_props)))
         bits: list[str] = []
-        for prop in a.properties[:3]:
+        for prop in a.properties[:6]:  # an umbrella (PPE) brings its items
             mine = [f for f in facts if f.doc_id == product.doc_id and f.predicate == prop.name]
             said = _prop_text(
                 prop,
@@ -219,7 +222,7 @@ def _lookup(
                 product.doc_id,
                 procedure=a.intent == "procedure",
                 focus=focus,
-                budget=limit - len(product.label) - 40,
+                budget=share,
             )
             if said is None:
                 continue
@@ -329,7 +332,9 @@ def _prop_text(
     stated = [f for f in facts if f.status == "stated"]
     if stated and procedure:  # the sheet's own sentences, each with its page
         parts = list({f.value: f for f in stated}.values())
-        said = " ".join(f"{_focused(f.value, focus, budget)} {_cite(f.evidence)}" for f in parts)
+        said = " ".join(
+            f"{_clip(_focused(f.value, focus, budget), budget)} {_cite(f.evidence)}" for f in parts
+        )
         return f"{prop.label}: {said}", [f.evidence for f in parts]
     if stated:
         vals = list(dict.fromkeys(f.value for f in stated))[:2]
