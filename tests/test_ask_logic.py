@@ -341,3 +341,18 @@ def test_an_umbrella_property_asks_its_items() -> None:
     )
     valued = {p.name for p in named.properties if p.kind == "datatype"}
     assert valued == {"handProtection", "eyeProtection"}  # named items: no umbrella
+
+
+def test_linking_drops_a_sheet_whose_matched_words_another_names_and_more() -> None:
+    index = ProductIndex(
+        [
+            ("h2so4-2n", ["Sulfuric Acid 2N Solution, Reagent Grade"]),
+            ("h2so4-70", ["Sulfuric Acid 70% Solution, Reagent Grade, 4 Liters"]),
+            ("h3po4-85", ["Phosphoric Acid 85% Semiconductor/Electronic Grade"]),
+        ]
+    )
+    found = index.link(
+        "Which has a higher boiling point: Sulfuric Acid 70% Solution, Reagent Grade or "
+        "Phosphoric Acid 85% Semiconductor/Electronic Grade?"
+    )
+    assert sorted(m.doc_id for m in found) == ["h2so4-70", "h3po4-85"]

@@ -35,7 +35,8 @@ class ProductIndex:
     A label matches when the question contains most of its IDF weight (``min_coverage``).
     Among matches, one whose matched tokens are all explained by better matches is dropped,
     so "Acetone, HPLC Grade" does not also pull in every sheet whose alias is "Acetone",
-    while "Hydrogen Peroxide 25% ..." and "Hydrogen Peroxide 34% ..." both stay.
+    while "Hydrogen Peroxide 25% ..." and "Hydrogen Peroxide 34% ..." both stay; so is one
+    whose matched tokens another match holds and more (the question names that one).
     """
 
     def __init__(self, entries: Iterable[tuple[str, Sequence[str]]], *, min_coverage: float = 0.65):
@@ -101,7 +102,9 @@ def _select(ranked: list[tuple[float, float, _Label, frozenset[str]]]) -> list[P
             continue
         chosen.append(ProductMatch(lab.doc_id, lab.label, round(cov, 4), matched))
         explained |= matched
-    return chosen
+    # a match whose words another chosen match names too, and more ("Sulfuric Acid ...
+    # Solution, Reagent Grade" of "Sulfuric Acid 70% Solution, Reagent Grade"), is that one
+    return [m for m in chosen if not any(m.matched < o.matched for o in chosen)]
 
 
 def _label_tokens(label: str) -> frozenset[str]:
