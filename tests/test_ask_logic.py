@@ -356,3 +356,18 @@ def test_linking_drops_a_sheet_whose_matched_words_another_names_and_more() -> N
         "Phosphoric Acid 85% Semiconductor/Electronic Grade?"
     )
     assert sorted(m.doc_id for m in found) == ["h2so4-70", "h3po4-85"]
+
+
+def test_linking_counts_every_name_of_a_sheet() -> None:
+    # the short alias wins on coverage, but the long name holds the other words too
+    index = ProductIndex(
+        [
+            ("h2so4-2n", ["Sulfuric Acid 2N Solution, Reagent Grade"]),
+            (
+                "h2so4-70",
+                ["Sulfuric Acid 70% Solution, Reagent Grade, 4 Liters", "Sulfuric acid 70%"],
+            ),
+        ]
+    )
+    found = index.link("What is the hazard class of Sulfuric Acid 70% Solution, Reagent Grade?")
+    assert [m.doc_id for m in found] == ["h2so4-70"]

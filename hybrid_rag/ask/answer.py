@@ -268,7 +268,15 @@ def _from_sections(a: QuestionAnalysis, passages: Sequence[Passage], limit: int)
             ev = Evidence(doc_id=p.doc_id, page=p.page, chunk_id=p.chunk_id, quote=body)
             name = _name(a, p.doc_id, p.doc_id)
             return Composed(_clip(f"{name}: {body} {_cite(ev)}", limit), (ev,), False, True)
-    return _from_passages(a, passages, prefix="", limit=limit)
+    # never another section's text as the procedure ("clean mouth with water" is no
+    # spill clean-up): passages of an unknown section may still answer
+    elsewhere = [p for p in passages if _section_of(p) is None or _section_of(p) in a.sections]
+    return _from_passages(a, elsewhere, prefix="", limit=limit)
+
+
+def _section_of(p: Passage) -> int | None:
+    m = re.match(r"^\s*(?:section\s*)?(\d{1,2})\b", p.section or "", re.I)
+    return int(m.group(1)) if m else None
 
 
 def _section_body(text: str, sections: Sequence[int]) -> str | None:
@@ -497,6 +505,8 @@ def _window_score(
     while j < len(spans) and (j == i or _continues(p.text, spans, i, j)):
         words += toks[(rank, j)]
         j += 1
+    if not any(_content(p.text[a:b]) for a, b in spans[i:j]):
+        return 0.0  # headings and bare labels only (a layout that prints values elsewhere)
     lead = set(toks[(rank, i)][:6])
     score = 0.0
     for w in want:
@@ -512,6 +522,19 @@ def _window_score(
     if score and spans[j - 1][1] - start < 60:
         score *= 0.5
     return score - 0.15 * rank
+
+
+def _content(sentence: str) -> bool:
+    """A sentence that says something: not a heading, and a full sentence or a line
+    with a value ("Flash point 12 °C"), not a bare label ("Hygiene measures")."""
+    if _HEADING.match(sentence):
+        return False
+    words = sentence.split()
+    return (
+        sentence.rstrip().endswith((".", "!", "?"))
+        or len(words) > 6
+        or any(c.isdigit() for c in sentence)
+    )
 
 
 def _continues(text: str, spans: list[tuple[int, int]], i: int, j: int) -> bool:

@@ -89,7 +89,14 @@ class ProductIndex:
             key = (cov, got)
             if cov >= self._min and (lab.doc_id not in best or key > best[lab.doc_id][:2]):
                 best[lab.doc_id] = (cov, got, lab, frozenset(matched))
-        ranked = sorted(best.values(), key=lambda v: (-v[0], -v[1], v[2].doc_id))
+        named: dict[str, frozenset[str]] = {}  # every question word any name of a doc holds
+        for lab in self._labels:
+            if lab.doc_id in best:
+                named[lab.doc_id] = named.get(lab.doc_id, frozenset()) | (lab.toks & q)
+        ranked = sorted(
+            ((c, g, lab, named[lab.doc_id]) for c, g, lab, _m in best.values()),
+            key=lambda v: (-v[0], -v[1], v[2].doc_id),
+        )
         return _select(ranked)
 
 
