@@ -96,6 +96,7 @@ def _content_label(text: str) -> list[str]:
 class _LabelIndex:
     by_squash: dict[str, list[tuple[str, int]]]  # squashed label -> (property name, #chars)
     max_tokens: int
+    shown: dict[str, set[str]]  # squashed displayed label -> properties that display it
 
 
 class TurtleOntology:
@@ -284,7 +285,9 @@ class TurtleOntology:
         accents, punctuation and spacing (``auto-ignition`` = ``autoignition``,
         ``UN-no`` = ``UN no``) and inflection (``boils`` / ``boiling`` = ``boil``).
         Longer matches win where matches overlap; of equally long ones, the property the
-        text names more often. Scores lie in (0, 1); longer labels score higher.
+        text names more often. Properties that share a displayed label (the relation
+        ``hasHazardStatement`` and the text ``hazardStatement``) both match it. Scores lie
+        in (0, 1); longer labels score higher.
 
         Returns:
             ``(property, score)`` pairs, best first, each property once.
@@ -292,12 +295,14 @@ class TurtleOntology:
         index = self._labels()
         tokens = _content_label(text)
         spans: list[tuple[int, int, int, str]] = []  # (-chars, start, end, name)
+        keys: dict[tuple[int, int], str] = {}
         for i in range(len(tokens)):
             joined = ""
             for j in range(i, min(len(tokens), i + index.max_tokens)):
                 joined += tokens[j]
                 for name, chars in index.by_squash.get(joined, ()):
                     spans.append((-chars, i, j + 1, name))
+                    keys[(i, j + 1)] = joined
         support: dict[str, int] = {}
         for _c, _s, _e, name in spans:
             support[name] = support.get(name, 0) + 1
@@ -305,12 +310,18 @@ class TurtleOntology:
         # ("contained and cleaned up" after "spill": the spill clean-up, not a component)
         spans.sort(key=lambda sp: (sp[0], -support[sp[3]], sp[1], sp[2], sp[3]))
         taken: set[int] = set()
+        owner: dict[tuple[int, int], str] = {}
         best: dict[str, float] = {}
         for neg_chars, start, end, name in spans:
             span = set(range(start, end))
-            if span & taken and name not in best:
+            first = owner.get((start, end))
+            twin = first is not None and support[first] == support[name] and all(
+                n in index.shown.get(keys[(start, end)], ()) for n in (first, name)
+            )
+            if span & taken and name not in best and not twin:
                 continue
             taken |= span
+            owner.setdefault((start, end), name)
             score = 0.5 + 0.5 * -neg_chars / (-neg_chars + 6.0)
             best[name] = max(best.get(name, 0.0), score)
         ranked = sorted(best.items(), key=lambda kv: -kv[1])
@@ -319,8 +330,11 @@ class TurtleOntology:
     def _labels(self) -> _LabelIndex:
         if self._label_index is None:
             by_squash: dict[str, list[tuple[str, int]]] = {}
+            shown: dict[str, set[str]] = {}
             max_tokens = 1
             for p in self._props:
+                for label in p.labels:
+                    shown.setdefault("".join(_content_label(label)), set()).add(p.name)
                 for label in {*p.labels, *self.search_labels(p.name), _split_camel(p.name)}:
                     toks = _content_label(label)
                     if not toks:
@@ -330,7 +344,7 @@ class TurtleOntology:
                     entry = by_squash.setdefault(key, [])
                     if all(n != p.name for n, _ in entry):
                         entry.append((p.name, len(key)))
-            self._label_index = _LabelIndex(by_squash, max_tokens + 2)
+            self._label_index = _LabelIndex(by_squash, max_tokens + 2, shown)
         return self._label_index
 
     def __repr__(self) -> str:

@@ -276,3 +276,10 @@ def test_sub_properties_are_read_from_the_turtle(onto: TurtleOntology) -> None:
         "respiratoryProtection",
     }
     assert onto.narrower("flashPoint") == () and onto.narrower("nonexistent") == ()
+
+
+def test_a_shared_displayed_label_matches_both_properties(onto: TurtleOntology) -> None:
+    found = {p.name for p, _ in onto.match_properties("What are the hazard statements?")}
+    assert found == {"hasHazardStatement", "hazardStatement"}
+    # a search-only word shared by two properties still goes to one
+    assert [p.name for p, _ in onto.match_properties("What does it contain?")] == ["hasComponent"]
