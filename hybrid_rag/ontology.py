@@ -315,8 +315,10 @@ class TurtleOntology:
         for neg_chars, start, end, name in spans:
             span = set(range(start, end))
             first = owner.get((start, end))
-            twin = first is not None and support[first] == support[name] and all(
-                n in index.shown.get(keys[(start, end)], ()) for n in (first, name)
+            twin = (
+                first is not None
+                and support[first] == support[name]
+                and all(n in index.shown.get(keys[(start, end)], ()) for n in (first, name))
             )
             if span & taken and name not in best and not twin:
                 continue
