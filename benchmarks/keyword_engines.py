@@ -25,6 +25,8 @@ Usage::
 
     python benchmarks/keyword_engines.py --size 100000
     python benchmarks/keyword_engines.py --skip-quality --size 20000
+    python benchmarks/keyword_engines.py --skip-speed --engines tantivy --prune-from 0 \
+        --out benchmarks/results/keyword_prune_quality.json
 
 Writes ``benchmarks/results/keyword_engines.json``.
 """
@@ -49,6 +51,7 @@ from _bench import ms as _ms  # noqa: E402
 from _bench import stats as _stats  # noqa: E402
 from retrieval_scale import _doc, _words  # noqa: E402
 
+from hybrid_rag.stores import _keywords  # noqa: E402
 from hybrid_rag.stores._keywords import KeywordIndex, index_text  # noqa: E402
 from hybrid_rag.stores.local_vectors import tokenize  # noqa: E402
 
@@ -246,7 +249,18 @@ def main() -> int:
     p.add_argument("--skip-quality", action="store_true")
     p.add_argument("--skip-speed", action="store_true")
     p.add_argument("--out", type=Path, default=RESULTS)
+    p.add_argument("--engines", nargs="+", choices=list(ENGINES), default=list(ENGINES))
+    p.add_argument(
+        "--prune-from",
+        type=int,
+        help="chunks from which tantivy leaves near-universal query terms out (default: "
+        "the store's; 0 applies it to the small QA stores too)",
+    )
     a = p.parse_args()
+    for name in set(ENGINES) - set(a.engines):
+        del ENGINES[name]
+    if a.prune_from is not None:
+        _keywords._PRUNE_FROM = a.prune_from
     with tempfile.TemporaryDirectory(prefix="keyword_engines_") as tmp:
         work = Path(tmp)
         payload: dict[str, Any] = {}
@@ -254,7 +268,8 @@ def main() -> int:
             payload["quality"] = quality(work)
         if not a.skip_speed:
             payload["speed"] = speed(a.size, a.queries, work)
-    write_json(a.out, {"meta": meta(sqlite=sqlite3.sqlite_version), **payload})
+    extra = {} if a.prune_from is None else {"prune_from": a.prune_from}
+    write_json(a.out, {"meta": meta(sqlite=sqlite3.sqlite_version, **extra), **payload})
     return 0
 
 

@@ -247,6 +247,7 @@ def test_failed_keyword_update_is_redone_by_the_next_search(
 def test_keyword_updates_lost_in_a_crash_are_redone_on_open(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr("hybrid_rag.stores.local_vectors._KW_BURST_S", 3600.0)  # all a burst
     vecs = unit_vectors(3, 8, seed=4)
     store = LocalVectorStore(tmp_path / "v")
     store.replace("A", make_chunks("A", ["alpha"]), vecs[:1])
@@ -409,3 +410,144 @@ def test_writes_and_deletes_update_the_hnsw_index_in_place() -> None:
         assert len(index) == 401
         assert all(h.chunk.doc_id != "D1" for h in hits)
         assert store.search(data[250], k=1)[0].chunk.chunk_id == "D2:0"
+
+
+def _commits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count keyword index commits that had something to commit, from now on."""
+    done: list[int] = []
+    original = KeywordIndex.commit
+
+    def spy(self: KeywordIndex) -> bool:
+        changed = original(self)
+        done.extend([1] if changed else [])
+        return changed
+
+    monkeypatch.setattr(KeywordIndex, "commit", spy)
+    return done
+
+
+@pytest.mark.parametrize("on_disk", [False, True])
+def test_deleted_chunks_are_never_served_before_their_tombstones_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_disk: bool
+) -> None:
+    path = tmp_path / "v" if on_disk else None
+    with LocalVectorStore(path, dim=4) as store:
+        # the deleted documents score best for "acetone": without over-fetching, their
+        # hits would fill the top-k and push the live chunks out
+        for d in range(6):
+            store.replace(
+                f"X{d}", make_chunks(f"X{d}", ["acetone acetone acetone"]), unit_vectors(1, 4)
+            )
+        for d in range(3):
+            store.replace(
+                f"L{d}", make_chunks(f"L{d}", [f"acetone and filler words {d}"]), unit_vectors(1, 4)
+            )
+        assert len(store.keyword_search("acetone", k=20)) == 9  # commits everything
+        commits = _commits(monkeypatch)
+        for d in range(6):
+            store.delete(f"X{d}")
+        hits = store.keyword_search("acetone", k=3)
+        assert commits == []  # the deletes are still staged: the search did not pay a commit
+        assert sorted(h.chunk.doc_id for h in hits) == ["L0", "L1", "L2"]
+        assert store.keyword_search("acetone", k=3, doc_ids=["X0", "X5"]) == []
+        scoped = store.keyword_search("acetone", k=10, doc_ids=["X1", "L2"])
+        assert [h.chunk.doc_id for h in scoped] == ["L2"]
+        # a new write reuses the freed rows: its search commits it with the tombstones
+        store.replace("N", make_chunks("N", ["toluene", "xylene"]), unit_vectors(2, 4))
+        assert [h.chunk.doc_id for h in store.keyword_search("acetone toluene", k=20)].count(
+            "N"
+        ) == 1
+        assert commits == [1]
+        assert all(h.chunk.doc_id[0] != "X" for h in store.keyword_search("acetone", k=20))
+
+
+def test_tombstones_commit_once_too_many_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("hybrid_rag.stores.local_vectors._KW_MAX_DEAD", 3)
+    with LocalVectorStore(dim=4) as store:
+        for d in range(3):
+            store.replace(f"D{d}", make_chunks(f"D{d}", ["alpha", "beta"]), unit_vectors(2, 4))
+        assert store.keyword_search("alpha", k=5)
+        commits = _commits(monkeypatch)
+        store.delete("D0")  # 2 freed chunks wait
+        assert commits == []
+        store.delete("D1")  # 4 > 3: this delete commits
+        assert commits == [1]
+        assert [h.chunk.doc_id for h in store.keyword_search("alpha beta", k=5)] == ["D2", "D2"]
+
+
+def test_uncommitted_tombstones_lost_in_a_crash_are_applied_on_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vecs = unit_vectors(3, 8, seed=4)
+    store = LocalVectorStore(tmp_path / "v")
+    store.replace("A", make_chunks("A", ["alpha UN1090"]), vecs[:1])
+    store.replace("B", make_chunks("B", ["beta UN1090"]), vecs[1:2])
+    assert len(store.keyword_search("UN1090", k=5)) == 2  # both committed
+    store.delete("A")
+    assert [h.chunk.doc_id for h in store.keyword_search("UN1090 alpha", k=5)] == ["B"]
+    # the process dies: SQLite committed the delete, the keyword index still holds A
+    assert store._kw is not None and store._db is not None
+    store._kw._writer = store._kw._index = None
+    store._db.close()
+    if store._file_lock is not None:
+        store._file_lock.release()
+    seen = _indexed_docs(monkeypatch)
+    with LocalVectorStore(tmp_path / "v") as again:
+        assert [h.chunk.doc_id for h in again.keyword_search("UN1090 alpha", k=5)] == ["B"]
+        assert again.keyword_search("alpha", k=5, doc_ids=["A"]) == []
+        assert seen == ["A"]  # its tombstone was redone from kw_pending
+        assert again._kw_dead == set()
+    with LocalVectorStore(tmp_path / "v") as third:  # and it stays gone
+        assert third.keyword_search("alpha", k=5) == []
+
+
+def test_a_lone_write_commits_itself_and_a_burst_stays_staged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with LocalVectorStore(dim=4) as store:
+        store.replace("A", make_chunks("A", ["alpha"]), unit_vectors(1, 4))
+        assert store.keyword_search("alpha", k=1)
+        commits = _commits(monkeypatch)
+        monkeypatch.setattr("hybrid_rag.stores.local_vectors._KW_BURST_S", 0.0)  # every write
+        store.replace("B", make_chunks("B", ["beta UN1090"]), unit_vectors(1, 4))
+        assert commits == [1]  # the write paid its commit ...
+        assert [h.chunk.doc_id for h in store.keyword_search("UN1090", k=3)] == ["B"]
+        assert commits == [1]  # ... so the search after it did not
+        monkeypatch.setattr("hybrid_rag.stores.local_vectors._KW_BURST_S", 3600.0)
+        for d in range(5):  # a bulk ingest: every write right after the previous one
+            store.replace(f"C{d}", make_chunks(f"C{d}", [f"gamma {d}"]), unit_vectors(1, 4))
+        assert commits == [1]
+        assert len(store.keyword_search("gamma", k=10)) == 5
+        assert commits == [1, 1]  # one commit for the whole burst, paid by the search
+
+
+def test_terms_in_nearly_every_chunk_are_not_scored_in_a_large_index(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kw = KeywordIndex(None)
+    kw.open(fresh=True)
+    # "sds" is in all 40 chunks, "flash" in 3 of them, "point" in 20
+    for d in range(8):
+        rows = [
+            (
+                d * 5 + i,
+                f"sds {'flash ' if d * 5 + i in (3, 17, 31) else ''}"
+                f"{'point ' if (d * 5 + i) % 2 else ''}w{d * 5 + i}",
+            )
+            for i in range(5)
+        ]
+        kw.replace(f"D{d}", rows)
+    kw.commit()
+    full = kw.search(["sds", "flash"], 10, None)
+    assert len(full) == 10  # the three "flash" chunks first, then any of the others
+    assert {s for s, _ in full[:3]} == {3, 17, 31}
+    monkeypatch.setattr("hybrid_rag.stores._keywords._PRUNE_FROM", 0)
+    pruned = kw.search(["sds", "flash"], 3, None)
+    assert [s for s, _ in pruned] == [s for s, _ in full[:3]]
+    assert all(0 < b - a < 0.12 for (_, a), (_, b) in zip(pruned, full, strict=False))
+    # fewer than k chunks match the informative terms: the full query fills the rest
+    assert [s for s, _ in kw.search(["sds", "flash"], 10, None)] == [s for s, _ in full]
+    # only common terms: all of them are scored
+    assert len(kw.search(["sds"], 50, None)) == 40
+    assert {s for s, _ in kw.search(["sds", "point"], 2, ["D0"])} == {1, 3}
+    kw.close()

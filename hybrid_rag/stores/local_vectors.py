@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import re
 import shutil
 import sqlite3
 import threading
+import time
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
@@ -150,6 +152,8 @@ _KW_VERSION = "tantivy-1"
 _OLD_BM25 = ("bm25", "bm25_ok")  # folder and meta flag of the bm25s index (until 0.1)
 _ANN_BATCH = 65_536  # rows copied out of the matrix per index.add while building
 _ANN_OK = "ann_usearch_ok"  # "1": ann.usearch matches the data; hnsw.bin used "ann_ok"
+_KW_MAX_DEAD = 4_096  # freed chunks whose keyword tombstones may wait for a later commit
+_KW_BURST_S = 1.0  # a write this soon after the previous one leaves its keyword commit staged
 
 
 def _row_chunk(row: tuple[Any, ...]) -> Chunk:
@@ -261,6 +265,8 @@ class LocalVectorStore(Closing):
         self._kw: KeywordIndex | None = None
         self._kw_synced = True  # every write so far is committed to the keyword index
         self._kw_failed = False  # a staged update failed: re-index kw_pending from SQLite
+        self._kw_dead: set[int] = set()  # freed slots still in the committed keyword index
+        self._kw_last_write = -math.inf  # time.monotonic() of the last write or delete
         self._closed = False
         self._file_lock = None if self._path is None else StoreLock(self._path, what="vector store")
 
@@ -385,7 +391,8 @@ class LocalVectorStore(Closing):
             self._alive[old] = False
             self._alive[slots] = True
             self._set_doc(doc_id, slots)
-            self._index_keywords(kw, doc_id, [(r[0], r[7]) for r in rows])
+            self._kw_dead.update(int(s) for s in old)
+            self._index_keywords(db, kw, doc_id, [(r[0], r[7]) for r in rows])
             self._ann_pending.update(int(s) for s in np.union1d(old, slots))
             return len(chunks)
 
@@ -402,7 +409,8 @@ class LocalVectorStore(Closing):
                 db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
             old = self._doc_slots.pop(doc_id)
             self._alive[old] = False
-            self._index_keywords(kw, doc_id, [])
+            self._kw_dead.update(int(s) for s in old)
+            self._index_keywords(db, kw, doc_id, [])
             self._ann_pending.update(int(s) for s in old)
             return len(old)
 
@@ -425,7 +433,12 @@ class LocalVectorStore(Closing):
         return arr
 
     def _allocate(self, n: int) -> I64:
-        """Pick ``n`` free rows, lowest first (a document's old rows stay until commit)."""
+        """Pick ``n`` free rows, lowest first (a document's old rows stay until commit).
+
+        A row freed since the last keyword commit may be reused at once: the write that
+        reuses it stages additions, and a search commits those (and with them the old
+        chunk's tombstone) before it reads the index.
+        """
         assert self._mat is not None
         slots = np.flatnonzero(~self._alive)[:n].astype(np.int64)
         if len(slots) < n:
@@ -692,6 +705,7 @@ class LocalVectorStore(Closing):
 
         Raises:
             InputError: Bad ``text``, ``k`` or ``doc_ids``.
+            StoreError: The keyword index cannot be brought up to date.
         """
         text, k, doc_ids = check_text(text), check_k(k), check_filter(doc_ids)
         with self._lock:
@@ -699,9 +713,21 @@ class LocalVectorStore(Closing):
             if k <= 0 or (doc_ids is not None and not doc_ids):
                 return []
             kw = self._keywords(db)
-            self._commit_keywords(db, kw)
+            if kw.staged_adds or self._kw_failed:
+                # new chunks (possibly in rows freed since the last commit) must be
+                # searchable: commit them, and with them every staged tombstone
+                self._commit_keywords(db, kw)
+            # Tombstones alone need no commit: a deleted chunk's row is no longer alive,
+            # so its postings' hits are skipped, and as many more hits are fetched.
             scope = None if doc_ids is None else list(dict.fromkeys(doc_ids))
-            found = kw.search(tokenize(text), k, scope)
+            alive = self._alive
+            found = kw.search(
+                tokenize(text),
+                k,
+                scope,
+                live=lambda s: s < len(alive) and bool(alive[s]),
+                dead=len(self._kw_dead),
+            )
             slots = np.array([s for s, _ in found], dtype=np.int64)
             return self._hits(slots, np.array([x for _, x in found], dtype=np.float32))
 
@@ -733,18 +759,32 @@ class LocalVectorStore(Closing):
         self._kw = kw
         return kw
 
-    def _index_keywords(self, kw: KeywordIndex, doc_id: str, rows: list[tuple[int, str]]) -> None:
-        """Stage a written document's chunks in the keyword index (the chunks are durable).
+    def _index_keywords(
+        self, db: sqlite3.Connection, kw: KeywordIndex, doc_id: str, rows: list[tuple[int, str]]
+    ) -> None:
+        """Stage a written or deleted document in the keyword index (the chunks are durable).
 
-        The next keyword search commits (a burst of writes costs one commit). A failure
-        here leaves the document listed in ``kw_pending``; the next search re-indexes
-        the listed documents from SQLite, so the write still stands.
+        A write that comes at least ``_KW_BURST_S`` after the previous write or delete
+        commits here, so the first search after it costs a steady search; the commit
+        (a new segment, fsynced: tens of ms on a small VM disk, whatever the store's
+        size) is the write's own cost. A write in a burst (bulk ingest) stays staged,
+        and the next search, a write after a pause, or ``close`` commits the burst at
+        once: bulk ingest pays about one commit. A delete stays staged too: a search
+        skips the freed slots without a commit, until more than ``_KW_MAX_DEAD`` of them
+        wait (they bound how many more hits a search fetches). A failure here leaves the
+        document listed in ``kw_pending``; the next search re-indexes the listed
+        documents from SQLite, so the write still stands.
         """
+        now = time.monotonic()
+        lone, self._kw_last_write = now - self._kw_last_write >= _KW_BURST_S, now
         self._kw_synced = False
         try:
             kw.replace(doc_id, ((s, index_text(tokenize(t))) for s, t in rows))
         except (OSError, ValueError, RuntimeError):
             self._kw_failed = True
+        if (lone and rows) or len(self._kw_dead) > _KW_MAX_DEAD:
+            with contextlib.suppress(StoreError):  # kept failed: the next search retries
+                self._commit_keywords(db, kw)
 
     def _commit_keywords(self, db: sqlite3.Connection, kw: KeywordIndex) -> None:
         """Make every write so far searchable (redo failed updates from SQLite, commit).
@@ -763,6 +803,7 @@ class LocalVectorStore(Closing):
             self._kw_failed = True
             raise StoreError(f"cannot update the keyword index: {exc}") from exc
         self._kw_failed, self._kw_synced = False, True
+        self._kw_dead.clear()
 
     def _mark_kw_pending(self, db: sqlite3.Connection, doc_id: str) -> None:
         """List ``doc_id`` as not yet in the keyword index (in the write's transaction).
