@@ -162,6 +162,16 @@ def test_a_fictional_product_is_named_in_the_abstention(store: HybridRAG) -> Non
     assert ans.text is not None and "Glorbium Nitrate 5% Solution" in ans.text
 
 
+def test_a_name_whose_code_no_product_has_is_not_another_product(store: HybridRAG) -> None:
+    # "Solvent Z9" links no product (one shared word is too little), and "Z9" is in no
+    # product's name: never fall through to another solvent's flash point
+    ans = store.ask("What is the flash point of Solvent Z9?")
+    assert ans.abstention == "out_of_scope" and ans.facts == [] and ans.passages == []
+    assert ans.text is not None and "Solvent Z9" in ans.text
+    code = store.ask("What is the transport hazard class of UN1090?")  # a value, not a name
+    assert code.abstention != "out_of_scope"
+
+
 def test_scoped_question_without_a_name_is_about_the_scope(store: HybridRAG) -> None:
     docs = [d.doc_id for d in store.documents() if "examplon" in d.doc_id]
     ans = store.ask("What is the flash point?", docs=docs)

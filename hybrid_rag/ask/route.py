@@ -31,7 +31,7 @@ from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView, analyse
 from hybrid_rag.ask.grammar import creative_request, unsafe_request
 from hybrid_rag.ask.linking import ProductMatch
 from hybrid_rag.models import ChatMessage
-from hybrid_rag.protocols import Ontology
+from hybrid_rag.protocols import Ontology, OntologyMatching
 from hybrid_rag.text import STOPWORDS, tokens
 
 __all__ = ["SCOPE_AS_SUBJECT", "OfflineRouter"]
@@ -217,11 +217,39 @@ def _unknown_name(question: str, scope: ScopeView) -> str | None:
     known |= _property_words(scope.ontology)
     words = re.findall(r"[\w%][\w%.,'/-]*", question)
     for i, w in enumerate(words):
+        if i > 0 and _unknown_code(w, words[i - 1], known, scope.ontology):
+            return _name_around(words, i, known)
         toks = [t for t in tokens(w) if t.isalpha()]
         if i == 0 or not w[0].isupper() or not toks or any(t in known for t in toks):
             continue
         return _name_around(words, i, known)
     return None
+
+
+def _unknown_code(
+    word: str, before: str, known: set[str] | frozenset[str], ontology: Ontology
+) -> bool:
+    """A letters-and-digits name word no product has ("Gadget Fluid R0N1" when only
+    "Gadget Fluid R0N0" is stored), right after a capitalised name word. Identifiers
+    the ontology knows by their pattern (UN1090, H225) are values, not names."""
+    core = word.strip(",.'")
+    if not (re.search(r"\d", core) and re.search(r"[A-Za-z]", core)) or not before[:1].isupper():
+        return False
+    if any(t in known for t in tokens(core)):
+        return False
+    return not any(re.search(p, core) for p in _identifier_patterns(ontology))
+
+
+@lru_cache(maxsize=8)
+def _identifier_patterns(ontology: Ontology) -> tuple[str, ...]:
+    if not isinstance(ontology, OntologyMatching):
+        return ()
+    names = [p.name for p in ontology.properties()]
+    return tuple(
+        pat
+        for n in names
+        if ontology.value_kind(n) == "identifier" and (pat := ontology.value_pattern(n))
+    )
 
 
 def _name_around(words: list[str], i: int, known: set[str] | frozenset[str]) -> str:
