@@ -240,8 +240,8 @@ def _unknown_code(
     return not any(re.search(p, core) for p in _identifier_patterns(ontology))
 
 
-@lru_cache(maxsize=8)
 def _identifier_patterns(ontology: Ontology) -> tuple[str, ...]:
+    """Patterns of identifier values (asked only for a letters-and-digits name word)."""
     if not isinstance(ontology, OntologyMatching):
         return ()
     names = [p.name for p in ontology.properties()]
