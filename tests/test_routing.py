@@ -168,6 +168,11 @@ def test_a_name_whose_code_no_product_has_is_not_another_product(store: HybridRA
     ans = store.ask("What is the flash point of Solvent Z9?")
     assert ans.abstention == "out_of_scope" and ans.facts == [] and ans.passages == []
     assert ans.text is not None and "Solvent Z9" in ans.text
+    near = store.ask("What is the flash point of Examplon Solvent 98X?")  # not the 99%
+    assert near.abstention == "out_of_scope" and near.facts == []
+    assert near.text is not None and "Examplon Solvent 98X" in near.text
+    same = store.ask("What is the flash point of Examplon Solvent 99%?")
+    assert same.abstention is None and same.facts
     code = store.ask("What is the transport hazard class of UN1090?")  # a value, not a name
     assert code.abstention != "out_of_scope"
 

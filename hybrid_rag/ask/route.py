@@ -130,6 +130,12 @@ class OfflineRouter:
                 ),
                 missing=tuple(missing),
             )
+        near = _near_namesake(question, a, scope) if a.products else None
+        if near is not None:
+            return replace(
+                _direct(question, "out_of_scope", f"Not found: no document is about {near}."),
+                missing=(near,),
+            )
         if not a.products:
             unknown = _unknown_name(question, scope)
             if unknown is not None:
@@ -223,6 +229,23 @@ def _unknown_name(question: str, scope: ScopeView) -> str | None:
         if i == 0 or not w[0].isupper() or not toks or any(t in known for t in toks):
             continue
         return _name_around(words, i, known)
+    return None
+
+
+def _near_namesake(question: str, a: QuestionAnalysis, scope: ScopeView) -> str | None:
+    """A product the question names by a code no product has, right after words of a
+    linked product whose own name has another code: "Examplon Solvent 98X" while only
+    "Examplon Solvent 99%" is stored names another product, not that one."""
+    known = _product_words(scope) | _ontology_words(scope.ontology) | STOPWORDS | _GRAMMAR
+    words = re.findall(r"[\w%][\w%.,'/-]*", question)
+    for i in range(1, len(words)):
+        if not _unknown_code(words[i], words[i - 1], known, scope.ontology):
+            continue
+        before = set(tokens(words[i - 1]))
+        for p in a.products:
+            rest = set(tokens(p.label)) - p.matched
+            if before & p.matched and any(c.isdigit() for t in rest for c in t):
+                return _name_around(words, i, known)
     return None
 
 
