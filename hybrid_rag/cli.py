@@ -424,17 +424,17 @@ def forget(
 _REAL = [
     (
         "acetone-hplc-grade-6732361021b8a.pdf",
-        "What is the autoignition temperature of Acetone, HPLC Grade?",
+        "Give the self-ignition temperature of Acetone, HPLC Grade.",
     ),
     (
         "hydrofluoric-acid-49-solution-electroniccleanroom-grade-673b6a82d80db.pdf",
-        "What should be done if Hydrofluoric Acid 49% Solution gets in the eyes?",
+        "Hydrofluoric Acid 49% Solution splashed into someone's eyes: what first aid?",
     ),
     ("ethyl-acetate-995-acs-grade-673392eb02d41.pdf", None),
 ]
 _SAMPLE_QUESTIONS = [
-    "What is the flash point of Examplon Solvent 99%?",
-    "What should I do if Samplex Acid Descaler gets into my eyes?",
+    "Give the flash point of Examplon Solvent 99%.",
+    "Samplex Acid Descaler 10% splashed into someone's eyes: what first aid?",
 ]
 
 

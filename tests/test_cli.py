@@ -184,7 +184,7 @@ def test_demo_ingests_samples_and_answers(tmp_path: Path) -> None:
     result = run(*args, "--embedder", "hashing")
     assert result.exit_code == 0, result.output
     assert result.output.count("ingested ") == 3
-    assert "Q: What is the flash point of Examplon Solvent 99%?" in result.output
+    assert "Q: Give the flash point of Examplon Solvent 99%." in result.output
     assert "-18 °C" in result.output and "cited: examplon-solvent-99, page 1" in result.output
     second = run(*args)  # the store remembers its embedder; unchanged sheets are skipped
     assert second.exit_code == 0 and second.output.count("skipped ") == 3
