@@ -110,9 +110,7 @@ class QuestionAnalysis:
     @property
     def topic(self) -> str:
         """The question without the product names (what to search for inside their sheets)."""
-        named = {t for p in self.products for t in p.matched}
-        words = [w for w in self.question.split() if not set(tokens(w)) <= named or not tokens(w)]
-        rest = " ".join(words).strip(" ,;:?")
+        rest = _without_products(self.question, self.products).strip(" ,;:?")
         return rest if tokens(rest) else self.question
 
 

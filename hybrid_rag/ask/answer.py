@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from hybrid_rag.ask.analysis import QuestionAnalysis
+from hybrid_rag.ask.vector import section_number
 from hybrid_rag.models import Abstention, ChatMessage, Evidence, Fact, Passage
 from hybrid_rag.protocols import PropertyDef
 from hybrid_rag.text import content_tokens, norm, sentences, tokens
@@ -270,13 +271,8 @@ def _from_sections(a: QuestionAnalysis, passages: Sequence[Passage], limit: int)
             return Composed(_clip(f"{name}: {body} {_cite(ev)}", limit), (ev,), False, True)
     # never another section's text as the procedure ("clean mouth with water" is no
     # spill clean-up): passages of an unknown section may still answer
-    elsewhere = [p for p in passages if _section_of(p) is None or _section_of(p) in a.sections]
+    elsewhere = [p for p in passages if section_number(p.section) in (None, *a.sections)]
     return _from_passages(a, elsewhere, prefix="", limit=limit)
-
-
-def _section_of(p: Passage) -> int | None:
-    m = re.match(r"^\s*(?:section\s*)?(\d{1,2})\b", p.section or "", re.I)
-    return int(m.group(1)) if m else None
 
 
 def _section_body(text: str, sections: Sequence[int]) -> str | None:

@@ -19,7 +19,7 @@ from hybrid_rag.errors import HybridRAGError
 from hybrid_rag.models import ChainError, Chunk, Passage, Usage
 from hybrid_rag.protocols import Embedder, VectorHit, VectorStore
 
-__all__ = ["VectorResult", "run_vector_chain", "with_section_passages"]
+__all__ = ["VectorResult", "run_vector_chain", "section_number", "with_section_passages"]
 
 
 @dataclass(slots=True)
@@ -174,10 +174,10 @@ async def with_section_passages(
 
 def _covers(chunk: Chunk, sections: set[int]) -> bool:
     """Whether the chunk starts in one of ``sections`` or holds one's heading."""
-    if _section_no(chunk.section) in sections:
+    if section_number(chunk.section) in sections:
         return True
     return any(
-        _HEADING_NO.match(line) and _section_no(line) in sections
+        _HEADING_NO.match(line) and section_number(line) in sections
         for line in chunk.text.splitlines()
     )
 
@@ -185,6 +185,7 @@ def _covers(chunk: Chunk, sections: set[int]) -> bool:
 _HEADING_NO = re.compile(r"^\s*(?:section\s*\d{1,2}\b|\d{1,2}\s*[.:]\s+[A-Z])", re.I)
 
 
-def _section_no(title: str | None) -> int | None:
+def section_number(title: str | None) -> int | None:
+    """The SDS section number a chunk's section title or a heading line starts with."""
     m = _SECTION_NO.match(title or "")
     return int(m.group(1)) if m else None
