@@ -282,3 +282,131 @@ def test_full_scope_queries_during_writes_never_see_unscoped_docs() -> None:
         finally:
             stop.set()
             thread.join()
+
+
+# -- the in-memory mirror of an on-disk store ---------------------------------------------
+
+
+def _quads(store: pyoxigraph.Store) -> set[str]:
+    return {str(q) for q in store.quads_for_pattern(None, None, None, None)}
+
+
+def _mirror_store(store: OxigraphGraphStore) -> pyoxigraph.Store:
+    assert store._mirror is not None and store._mirror.wait(30)
+    mirror = store._mirror.reader(store._db())
+    assert mirror is not store._db()
+    return mirror
+
+
+def test_mirror_serves_many_document_queries_and_follows_every_write(tmp_path: Path) -> None:
+    docs = [f"d{i:02d}" for i in range(12)]
+    with OxigraphGraphStore(tmp_path / "kg") as store:
+        for doc in docs:
+            store.replace(doc, product(doc, f"name-{doc}"))
+        assert store._mirror is not None and store._mirror.state == "off"  # lazy
+        assert store.query("ASK { ?s ?p ?o }", scope=docs[:2]).boolean  # few docs: no load
+        assert store._mirror.state == "off"
+        assert _names(store, docs) == [f"name-{d}" for d in docs]  # read from disk, loads
+        mirror = _mirror_store(store)
+        assert _quads(mirror) == _quads(store._db())
+        store.replace("d03", product("d03", "renamed"))  # replace, delete, new graph
+        store.delete("d04")
+        store.replace("new", product("new", "added"))
+        everything = [d for d in docs if d != "d04"] + ["new"]
+        assert _quads(mirror) == _quads(store._db())
+        assert "renamed" in _names(store, everything) and "added" in _names(store, everything)
+        assert "name-d04" not in _names(store, docs)
+        assert _names(store, docs[:9]) == sorted(
+            [f"name-{d}" for d in docs[:9] if d not in ("d03", "d04")] + ["renamed"]
+        )
+
+
+def test_writes_while_the_mirror_loads_are_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hybrid_rag.stores import _mirror
+
+    loaded, release = threading.Event(), threading.Event()
+    copy_all = _mirror._copy_all
+
+    def slow_copy(db: pyoxigraph.Store, copy: pyoxigraph.Store, stop: threading.Event) -> bool:
+        done = copy_all(db, copy, stop)
+        loaded.set()
+        release.wait(10)
+        return done
+
+    monkeypatch.setattr(_mirror, "_copy_all", slow_copy)
+    docs = [f"d{i:02d}" for i in range(10)]
+    with OxigraphGraphStore(tmp_path / "kg") as store:
+        for doc in docs:
+            store.replace(doc, product(doc, f"name-{doc}"))
+        _names(store, docs)
+        assert loaded.wait(10)  # the copy is taken; now write before it is published
+        store.replace("d01", product("d01", "renamed"))
+        store.delete("d02")
+        store.replace("late", product("late", "late"))
+        assert "renamed" in _names(store, docs)  # still served from the disk
+        release.set()
+        assert _quads(_mirror_store(store)) == _quads(store._db())
+
+
+_TEN = [f"d{i:02d}" for i in range(10)]
+
+
+@pytest.fixture()
+def mirrored(tmp_path: Path) -> Iterator[OxigraphGraphStore]:
+    """An on-disk store of ten documents whose mirror has loaded."""
+    with OxigraphGraphStore(tmp_path / "kg") as store:
+        for doc in _TEN:
+            store.replace(doc, product(doc, f"name-{doc}"))
+        _names(store, _TEN)
+        _mirror_store(store)
+        yield store
+
+
+def test_failed_write_leaves_the_mirror_as_it_was(mirrored: OxigraphGraphStore) -> None:
+    mirror = _mirror_store(mirrored)
+    bad = product("d05", "new", (iri("urn:s"), iri("not an iri"), literal("x")))
+    with pytest.raises(StoreError):
+        mirrored.replace("d05", bad)
+    assert _quads(mirror) == _quads(mirrored._db())
+    assert "name-d05" in _names(mirrored, _TEN)
+
+
+def test_mirror_failure_falls_back_to_the_disk(mirrored: OxigraphGraphStore) -> None:
+    assert mirrored._mirror is not None
+
+    def broken(_: pyoxigraph.Store) -> None:
+        raise MemoryError("out of memory")
+
+    mirrored._mirror.apply(mirrored.graph_iri("d00"), broken)
+    assert mirrored._mirror.state == "failed"
+    mirrored.replace("d00", product("d00", "after"))
+    assert "after" in _names(mirrored, _TEN)  # the disk answers, not a stale copy
+    assert mirrored._mirror.reader(mirrored._db()) is mirrored._db()
+
+
+def test_close_stops_a_mirror_load_and_mirror_false_never_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hybrid_rag.stores import _mirror
+
+    started = threading.Event()
+
+    def stuck_copy(db: pyoxigraph.Store, copy: pyoxigraph.Store, stop: threading.Event) -> bool:
+        started.set()
+        stop.wait(30)
+        return False
+
+    monkeypatch.setattr(_mirror, "_copy_all", stuck_copy)
+    docs = [f"d{i:02d}" for i in range(10)]
+    store = OxigraphGraphStore(tmp_path / "kg")
+    for doc in docs:
+        store.replace(doc, product(doc, f"name-{doc}"))
+    _names(store, docs)
+    assert started.wait(10)
+    store.close()  # joins the loader, which stops at once
+    assert store._mirror is not None and store._mirror.state == "off"
+    with OxigraphGraphStore(tmp_path / "kg", mirror=False) as again:
+        assert again._mirror is None
+        assert _names(again, docs) == [f"name-{d}" for d in docs]
