@@ -209,6 +209,8 @@ E, D, S = "Examplon Solvent 99%", "Demoline Glass Cleaner", "Samplex Acid Descal
         (f"Is {E}'s flash point greater than {D}'s?", "max", True),
         (f"Does {D} have a lower pH than {S}?", "min", True),
         (f"Which of {E}, {D} and {S} has the highest boiling point?", "max", False),
+        (f"Which is more acidic, {E} or {D}?", "min", False),  # acidic: the lower pH
+        (f"Is {E} less alkaline than {D}?", "min", True),
     ],
 )
 def test_comparatives_and_superlatives_route_to_comparisons(

@@ -24,8 +24,8 @@ __all__ = ["Intent", "QuestionAnalysis", "ScopeView", "analyse", "match_properti
 Intent = Literal["lookup", "min", "max", "filter", "same", "procedure", "out_of_scope", "unsafe"]
 """What a question asks for; see :class:`~hybrid_rag.protocols.QuestionRouter`."""
 
-_MAX = re.compile(r"\b(most alkaline|most basic)\b")
-_MIN = re.compile(r"\b(most acidic)\b")
+_MAX = re.compile(r"\b((?:most|more) (?:alkaline|basic)|(?:least|less) acidic)\b")
+_MIN = re.compile(r"\b((?:most|more) acidic|(?:least|less) (?:alkaline|basic))\b")
 _SAME = re.compile(
     r"^(do|does|are|is|have|has)\b.*\b(same|share|identical|equal|differ|different)\b"
 )
