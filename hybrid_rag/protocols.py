@@ -518,8 +518,11 @@ class OntologyMatching(Protocol):
       use: verbs, adjectives, paraphrases), ignoring case, accents, punctuation, spacing
       and inflection. The words come from the ontology, never from code.
     * ``value_kind(name)`` is one of ``temperature``, ``number``, ``range``,
-      ``identifier``, ``text`` or ``procedure`` (the sheet's own sentences for one item,
-      read up to the next item); ``text`` when not annotated.
+      ``identifier``, ``text``, ``procedure`` (the sheet's own sentences for one item,
+      read up to the next item) or ``category`` (a relation whose values are categories
+      the product belongs to, such as GHS hazard classes: a yes/no question naming one
+      of its search-only words, "Is X flammable?", is answered by whether a value holds
+      the question's words); ``text`` when not annotated.
     * ``value_pattern(name)`` is a regular expression a stated value must contain, or
       ``None``.
     * ``section(name)`` is the numbered document section (SDS sections 1-16) the

@@ -223,7 +223,9 @@ def test_which_of_these_are_phrase_becomes_a_filter() -> None:
         index=INDEX,
         ontology=ONTOLOGY,
     )
-    assert a.intent == "filter" and a.filter_terms == ("corrosive to metals",)
+    # "corrosive to metals" names a GHS hazard class: its words are what a class must say
+    assert a.intent == "filter" and a.filter_terms == ("corrosive", "metals")
+    assert [p.name for p in a.properties] == ["hasClassification"]
     from hybrid_rag.ask.kg import _template
 
     sparql = _template(a)
@@ -371,3 +373,52 @@ def test_linking_counts_every_name_of_a_sheet() -> None:
     )
     found = index.link("What is the hazard class of Sulfuric Acid 70% Solution, Reagent Grade?")
     assert [m.doc_id for m in found] == ["h2so4-70"]
+
+
+@pytest.mark.parametrize(
+    ("question", "terms"),
+    [
+        ("Is Isopropyl Alcohol 91% Lab Grade flammable?", ("flammable",)),
+        ("Is Acetone, HPLC Grade corrosive to metals?", ("corrosive", "metals")),
+        ("Is Acetone, HPLC Grade an oxidizer?", ("oxidizer",)),
+        ("Is Acetone, HPLC Grade classified as flammable under GHS?", ("flammable",)),
+    ],
+)
+def test_yes_no_hazard_adjective_asks_the_ghs_classes(question: str, terms: tuple[str]) -> None:
+    a = analyse(question, index=INDEX, ontology=ONTOLOGY)
+    assert a.intent == "filter" and a.polar and a.filter_terms == terms
+    assert [p.name for p in a.properties] == ["hasClassification"]
+    from hybrid_rag.ask.kg import _template
+
+    sparql = _template(a)  # every class of the product, so a "no" can say which it has
+    assert sparql is not None and "CONTAINS" not in sparql
+
+
+def test_yes_no_about_a_plain_property_stays_a_lookup() -> None:
+    a = analyse("Is Acetone, HPLC Grade soluble in water?", index=INDEX, ontology=ONTOLOGY)
+    assert a.intent == "lookup" and not a.polar
+    assert [p.name for p in a.properties] == ["solubility"]
+
+
+def test_yes_no_category_answer_says_yes_or_no_with_the_classes() -> None:
+    classes = [
+        _fact("ipa-91", "IPA", "hasClassification", "Flammable Liquids Category 2"),
+        _fact("ipa-91", "IPA", "hasClassification", "Eye Irritation Category 2A"),
+    ]
+    yes = analyse("Is Isopropyl Alcohol 91% Lab Grade flammable?", index=INDEX, ontology=ONTOLOGY)
+    out = compose_extractive(yes, classes, [])
+    assert out.text is not None and out.text.startswith("Yes: ")
+    assert "Flammable Liquids Category 2 [ipa-91 p.4]" in out.text and "Eye" not in out.text
+    no = analyse(
+        "Is Isopropyl Alcohol 91% Lab Grade corrosive to metals?", index=INDEX, ontology=ONTOLOGY
+    )
+    out = compose_extractive(no, classes, [])
+    assert out.text is not None and out.text.startswith("No: ")
+    assert "'corrosive to metals'" in out.text and "Eye Irritation Category 2A" in out.text
+    passages = [
+        Passage(
+            doc_id="ipa-91", page=2, chunk_id="c", score=0.1, text="Flammable liquid and vapour."
+        )
+    ]
+    out = compose_extractive(yes, [], passages)  # no classes stated: the sheet's own words
+    assert out.text is not None and not out.text.startswith(("Yes", "No"))

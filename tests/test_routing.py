@@ -209,6 +209,8 @@ E, D, S = "Examplon Solvent 99%", "Demoline Glass Cleaner", "Samplex Acid Descal
         (f"Is {E}'s flash point greater than {D}'s?", "max", True),
         (f"Does {D} have a lower pH than {S}?", "min", True),
         (f"Which of {E}, {D} and {S} has the highest boiling point?", "max", False),
+        (f"Which is more acidic, {E} or {D}?", "min", False),  # acidic: the lower pH
+        (f"Is {E} less alkaline than {D}?", "min", True),
     ],
 )
 def test_comparatives_and_superlatives_route_to_comparisons(
@@ -253,3 +255,48 @@ def test_lower_explosion_limit_still_routes_when_asked(tmp_path: Path) -> None:
         "What are the lower and upper explosion limits of Examplon Solvent 99%?", scope=SCOPE
     )
     assert {p.name for p in a.properties} >= {"lowerExplosionLimit", "upperExplosionLimit"}
+
+
+# --- names: a product's head alone, and near-namesakes that are other products -------------
+
+NAMES = ProductIndex(
+    [
+        ("lead", ["Lead Nitrate Crystal ACS Grade", "Lead(II) nitrate"]),
+        ("kmno4", ["Potassium Permanganate Powder Lab Grade", "Potassium Permanganate"]),
+        ("guaiacol", ["Guaiacol, USP Grade"]),
+        ("h2so4", ["Sulfuric Acid 96%, Semiconductor/Electronic Grade", "Sulfuric Acid 96%"]),
+        ("naoh", ["Sodium Hydroxide 10N", "Sodium Hydroxide 10N Solution"]),
+        ("ethyl", ["Ethyl Acetate Lab Grade", "Ethyl Acetate"]),
+        ("tea", ["Triethanolamine 50% Lab Grade", "Triethanolamine 50% Solution"]),
+    ]
+)
+NAMES_SCOPE = ScopeView(tuple(NAMES.doc_ids()), NAMES, ONTOLOGY, False, NAMES)
+
+
+@pytest.mark.parametrize(
+    ("question", "docs"),
+    [
+        ("What is the pH of Guaiacol?", ["guaiacol"]),
+        ("What should be done if someone swallows Lead Nitrate?", ["lead"]),
+        ("Which melts higher, Lead Nitrate or Potassium Permanganate?", ["kmno4", "lead"]),
+        ("What is the pH of Sodium Hydroxide 10N?", ["naoh"]),
+    ],
+)
+def test_a_product_named_by_the_head_of_its_name_links(question: str, docs: list[str]) -> None:
+    a = OfflineRouter().route_sync(question, scope=NAMES_SCOPE)
+    assert a.intent != "out_of_scope" and sorted(a.doc_ids) == docs
+
+
+@pytest.mark.parametrize(
+    ("question", "missing"),
+    [
+        ("What is the melting point of Lead Acetate?", "Lead Acetate"),  # both words known
+        ("What is the UN number of Sulfuric Acid 70%?", "Sulfuric Acid 70%"),
+        ("What is the pH of Sodium Chloride?", "Sodium Chloride"),
+        ("What is the pH of Sodium Hydroxide 50% Solution?", "Sodium Hydroxide 50% Solution"),
+        ("What is the flash point of Glycolic Acid 96%?", "Glycolic Acid 96%"),
+    ],
+)
+def test_a_near_namesake_is_named_as_missing_not_answered(question: str, missing: str) -> None:
+    a = OfflineRouter().route_sync(question, scope=NAMES_SCOPE)
+    assert a.intent == "out_of_scope" and a.missing == (missing,) and not a.products

@@ -15,6 +15,7 @@ from hybrid_rag.ask.grammar import (
     threshold,
 )
 from hybrid_rag.ask.linking import ProductIndex, ProductMatch
+from hybrid_rag.ontology import normalize_label
 from hybrid_rag.protocols import Ontology, OntologyMatching, PropertyDef
 from hybrid_rag.text import STOPWORDS, norm, tokens
 
@@ -23,8 +24,8 @@ __all__ = ["Intent", "QuestionAnalysis", "ScopeView", "analyse", "match_properti
 Intent = Literal["lookup", "min", "max", "filter", "same", "procedure", "out_of_scope", "unsafe"]
 """What a question asks for; see :class:`~hybrid_rag.protocols.QuestionRouter`."""
 
-_MAX = re.compile(r"\b(most alkaline|most basic)\b")
-_MIN = re.compile(r"\b(most acidic)\b")
+_MAX = re.compile(r"\b((?:most|more) (?:alkaline|basic)|(?:least|less) acidic)\b")
+_MIN = re.compile(r"\b((?:most|more) acidic|(?:least|less) (?:alkaline|basic))\b")
 _SAME = re.compile(
     r"^(do|does|are|is|have|has)\b.*\b(same|share|identical|equal|differ|different)\b"
 )
@@ -146,12 +147,16 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     elif len(products) >= 2 and (phrase := _WHICH_ARE.search(question)):
         intent, terms = "filter", _value_terms(phrase.group(1), props, ontology)  # "corrosive"
         said = phrase.group(1).strip()
+    category = _category_test(asked, ontology) if products and is_polar(question) else None
     if intent in ("min", "max"):
         props = tuple(p for p in props if p.kind == "datatype")[:1]
+    elif intent == "lookup" and category is not None:
+        intent, (prop, terms) = "filter", category  # "Is X flammable?": its GHS classes
+        props, said = (prop,), _span(asked, terms)
     elif intent == "lookup" and _procedure(_first_value(props), ontology):
         intent = "procedure"  # first aid by route, firefighting, storage ...
         sections = _sections(props, ontology)
-    polar = intent in ("min", "max", "same") and is_polar(question)
+    polar = (intent in ("min", "max", "same") or category is not None) and is_polar(question)
     return QuestionAnalysis(
         question,
         products,
@@ -164,6 +169,44 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
         polar=polar,
         subject=_first_named(question, products) if polar else None,
     )
+
+
+def _category_test(asked: str, ontology: Ontology) -> tuple[PropertyDef, tuple[str, ...]] | None:
+    """A yes/no question whether a product belongs to a category ("Is X flammable?",
+    "Is X corrosive to metals?"): the relation whose values are categories (value kind
+    ``category``, the GHS hazard classes) when one of its labels or search-only labels
+    is in the question, and the question's own words a value must hold.
+
+    ``asked`` is the question without the product names.
+    """
+    if not isinstance(ontology, OntologyMatching):
+        return None
+    said = normalize_label(asked)
+    for p in ontology.properties():
+        if ontology.value_kind(p.name) != "category":
+            continue
+        names = [normalize_label(lab) for lab in (*p.labels, *ontology.search_labels(p.name))]
+        if not any(n and _holds(said, n) for n in names):
+            continue
+        # a search-only label sharing no word with the displayed ones names a category
+        shown = {t for lab in p.labels for t in normalize_label(lab)}
+        vocab = {t for n in names if not set(n) & shown for t in n} - STOPWORDS
+        terms = tuple(w for w in tokens(asked) if set(normalize_label(w)) & vocab)
+        if terms:
+            return p, terms
+    return None
+
+
+def _span(text: str, words: Sequence[str]) -> str:
+    """The stretch of ``text`` from the first of ``words`` to the last, as written."""
+    found = [m for m in re.finditer(r"[\w-]+", text) if m.group(0).lower() in set(words)]
+    return text[found[0].start() : found[-1].end()] if found else " ".join(words)
+
+
+def _holds(words: Sequence[str], label: Sequence[str]) -> bool:
+    """Whether ``label``'s tokens occur in ``words`` in a row."""
+    n = len(label)
+    return any(list(words[i : i + n]) == list(label) for i in range(len(words) - n + 1))
 
 
 def _with_narrower(props: tuple[PropertyDef, ...], ontology: Ontology) -> tuple[PropertyDef, ...]:
@@ -287,8 +330,10 @@ def _value_terms(phrase: str, props: Sequence[PropertyDef], ontology: Ontology) 
 
 
 def _naming(prop: PropertyDef, ontology: Ontology) -> tuple[str, ...]:
-    """Every label that names ``prop`` in a question, search-only ones included."""
-    if isinstance(ontology, OntologyMatching):
+    """Every label that names ``prop`` in a question, search-only ones included, except
+    for a relation to categories: its search-only words ("flammable", "corrosive") are
+    what a value must say."""
+    if isinstance(ontology, OntologyMatching) and ontology.value_kind(prop.name) != "category":
         return (*prop.labels, *ontology.search_labels(prop.name))
     return tuple(prop.labels)
 

@@ -12,7 +12,7 @@ from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.vector import section_number
 from hybrid_rag.models import Abstention, ChatMessage, Evidence, Fact, Passage
 from hybrid_rag.protocols import PropertyDef
-from hybrid_rag.text import content_tokens, norm, sentences, tokens
+from hybrid_rag.text import content_tokens, norm, sentences, stem, tokens
 
 __all__ = ["Composed", "compose_extractive", "synthesis_messages"]
 
@@ -53,6 +53,8 @@ def compose_extractive(
     limit = max_chars
     if a.intent in ("min", "max") and facts:
         return _ranked(a, facts, limit)
+    if a.intent == "filter" and a.polar and a.products:
+        return _category(a, facts, passages, limit)
     if a.intent == "filter" and a.products:
         return _filtered(a, facts, limit)
     if a.intent == "same" and facts:
@@ -147,6 +149,34 @@ def _filtered(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Compose
         text += f" No matching statement for {_join(others)}."
     cites = [f.evidence for f in hits.values()] + [f.evidence for f in against.values()]
     return Composed(_clip(text, limit), tuple(cites), True, False)
+
+
+def _category(
+    a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passage], limit: int
+) -> Composed:
+    """A yes/no question whether a product belongs to a category ("Is X flammable?"):
+    yes with the values that hold every asked word (by stem), no with the values its
+    sheet states instead; a product without any value is read from its passages."""
+    want = {stem(t) for t in a.filter_terms}
+    phrase = a.filter_phrase or " ".join(a.filter_terms)
+    parts: list[str] = []
+    cites: list[Evidence] = []
+    for product in a.products[:4]:
+        mine = [f for f in facts if f.doc_id == product.doc_id and f.status == "stated"]
+        if not mine:
+            continue
+        hits = [f for f in mine if want <= {stem(t) for t in tokens(f.value)}]
+        shown = hits or mine
+        values = "; ".join(f"{f.value} {_cite(f.evidence)}" for f in shown)
+        label = _in_sentence(re.sub(r"^has\s+", "", shown[0].predicate_label, flags=re.I))
+        if hits:
+            parts.append(f"Yes: {product.label}, {label} {values}")
+        else:
+            parts.append(f"No: no {label} of {product.label} says {phrase!r}; it states {values}")
+        cites += [f.evidence for f in shown]
+    if not parts:
+        return _from_passages(a, passages, prefix="", limit=limit)
+    return Composed(_clip(". ".join(parts) + ".", limit), tuple(cites), True, False)
 
 
 def _bounded(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:

@@ -141,6 +141,8 @@ def _template(a: QuestionAnalysis) -> str | None:
         return None
     if a.intent in ("min", "max") and props:
         return fact_query(props[:1], order="ASC" if a.intent == "min" else "DESC")
+    if a.intent == "filter" and a.polar:  # "Is X flammable?": all its classes, for a no too
+        return fact_query(props)
     if a.intent == "filter":
         words = [w for term in a.filter_terms for w in tokens(term) if w not in STOPWORDS]
         return fact_query(props if not _classified(a) else [], contains=words[:8])

@@ -9,7 +9,10 @@ from dataclasses import dataclass
 
 from hybrid_rag.text import STOPWORDS, tokens
 
-__all__ = ["ProductIndex", "ProductMatch"]
+__all__ = ["HEAD_SHARE", "ProductIndex", "ProductMatch"]
+
+HEAD_SHARE = 0.4
+"""The least share of a name's weight its first words must carry to name it alone."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +30,7 @@ class _Label:
     doc_id: str
     label: str
     toks: frozenset[str]
+    order: tuple[str, ...] = ()
 
 
 class ProductIndex:
@@ -41,7 +45,7 @@ class ProductIndex:
 
     def __init__(self, entries: Iterable[tuple[str, Sequence[str]]], *, min_coverage: float = 0.65):
         self._labels = [
-            _Label(doc, label, toks)
+            _Label(doc, label, toks, tuple(t for t in tokens(label) if t not in STOPWORDS))
             for doc, labels in entries
             for label in dict.fromkeys(labels)
             if label and (toks := _label_tokens(label))
@@ -70,6 +74,10 @@ class ProductIndex:
         """The first (preferred) product name of a document, or ``None``."""
         return next((lab.label for lab in self._labels if lab.doc_id == doc_id), None)
 
+    def doc_tokens(self, doc_id: str) -> frozenset[str]:
+        """Every token of every product name of one document."""
+        return frozenset(t for lab in self._labels if lab.doc_id == doc_id for t in lab.toks)
+
     def tokens(self) -> frozenset[str]:
         """Every token of every product name this index sees."""
         return frozenset(t for lab in self._labels for t in lab.toks)
@@ -97,7 +105,49 @@ class ProductIndex:
             ((c, g, lab, named[lab.doc_id]) for c, g, lab, _m in best.values()),
             key=lambda v: (-v[0], -v[1], v[2].doc_id),
         )
-        return _select(ranked)
+        chosen = _select(ranked)
+        explained = {t for m in chosen for t in m.matched}
+        have = {m.doc_id for m in chosen}
+        return chosen + [
+            m
+            for m in self._by_head(question)
+            if m.doc_id not in have and not m.matched <= explained
+        ]
+
+    def _by_head(self, question: str) -> list[ProductMatch]:
+        """Products named by the head of their name only ("Guaiacol" for "Guaiacol, USP
+        Grade", "Lead Nitrate" for "Lead Nitrate Crystal ACS Grade"), added to those whose
+        name reaches ``min_coverage`` when their words are not already explained by them.
+
+        The question must hold the name's first words in a row, carrying at least
+        :data:`HEAD_SHARE` of its weight, with no name-like word of its own right before
+        or after them: "Lead Acetate" names no "Lead Nitrate ...", "Sulfuric Acid 70%" no
+        "Sulfuric Acid 96%".
+        """
+        words = _words(question)
+        toks = [t for t, _namey in words]
+        found: dict[str, tuple[float, _Label, frozenset[str], int]] = {}
+        for lab in self._labels:
+            total = sum(self._idf[t] for t in lab.order)
+            for i in range(len(toks)):
+                k = 0
+                while k < len(lab.order) and i + k < len(toks) and toks[i + k] == lab.order[k]:
+                    k += 1
+                if not k or not total:
+                    continue
+                got = sum(self._idf[t] for t in lab.order[:k]) / total
+                if got < HEAD_SHARE or _foreign(words, i - 1, lab) or _foreign(words, i + k, lab):
+                    continue
+                if got > found.get(lab.doc_id, (0.0,))[0]:
+                    found[lab.doc_id] = (got, lab, frozenset(lab.order[:k]), i)
+        top: dict[int, float] = {}  # per place in the question, the best-named products
+        for g, _lab, _m, i in found.values():
+            top[i] = max(g, top.get(i, 0.0))
+        return [
+            ProductMatch(doc, lab.label, round(g, 4), m)
+            for doc, (g, lab, m, i) in sorted(found.items(), key=lambda kv: (kv[1][3], kv[0]))
+            if g == top[i]
+        ]
 
 
 def _select(ranked: list[tuple[float, float, _Label, frozenset[str]]]) -> list[ProductMatch]:
@@ -112,6 +162,21 @@ def _select(ranked: list[tuple[float, float, _Label, frozenset[str]]]) -> list[P
     # a match whose words another chosen match names too, and more ("Sulfuric Acid ...
     # Solution, Reagent Grade" of "Sulfuric Acid 70% Solution, Reagent Grade"), is that one
     return [m for m in chosen if not any(m.matched < o.matched for o in chosen)]
+
+
+def _words(question: str) -> list[tuple[str, bool]]:
+    """The question's tokens in order, each with whether its word looks like a name
+    (capitalised, or with a digit) and does not open the question."""
+    out: list[tuple[str, bool]] = []
+    for n, word in enumerate(question.split()):
+        namey = n > 0 and (word[:1].isupper() or any(c.isdigit() for c in word))
+        out += [(t, namey and t not in STOPWORDS) for t in tokens(word)]
+    return out
+
+
+def _foreign(words: list[tuple[str, bool]], i: int, lab: _Label) -> bool:
+    """Whether the word at ``i`` is a name word ``lab`` does not have."""
+    return 0 <= i < len(words) and words[i][1] and words[i][0] not in lab.toks
 
 
 def _label_tokens(label: str) -> frozenset[str]:

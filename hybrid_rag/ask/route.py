@@ -130,14 +130,20 @@ class OfflineRouter:
                 ),
                 missing=tuple(missing),
             )
-        near = _near_namesake(question, a, scope) if a.products else None
+        near = (
+            (_near_namesake(question, a, scope) or _other_namesake(question, a, scope))
+            if a.products
+            else None
+        )
         if near is not None:
             return replace(
                 _direct(question, "out_of_scope", f"Not found: no document is about {near}."),
                 missing=(near,),
             )
         if not a.products:
-            unknown = _unknown_name(question, scope)
+            unknown = _unknown_name(question, scope) or (
+                None if scope.scoped else _unlinked_name(question, scope)
+            )
             if unknown is not None:
                 return replace(
                     _direct(
@@ -232,6 +238,23 @@ def _unknown_name(question: str, scope: ScopeView) -> str | None:
     return None
 
 
+def _unlinked_name(question: str, scope: ScopeView) -> str | None:
+    """A name of two or more name-like words (capitalised, or with digits) that links no
+    product although each word is known ("Lead Acetate" while "Lead Nitrate" and "Ethyl
+    Acetate" are stored; "Sulfuric Acid 70%" while the 96% is): another product's.
+
+    Words of the ontology's properties and classes do not make a name ("Flash Point").
+    """
+    vocab = _ontology_words(scope.ontology) | _property_words(scope.ontology)
+    plain = vocab | STOPWORDS | _GRAMMAR
+    words = re.findall(r"[\w%][\w%.,'/-]*", question)
+    for start, end in _name_runs(words):
+        named = [t for w in words[start:end] for t in tokens(w) if any(c.isalpha() for c in t)]
+        if end - start >= 2 and any(t not in plain for t in named):
+            return " ".join(words[start:end]).strip(" ,.?")
+    return None
+
+
 def _near_namesake(question: str, a: QuestionAnalysis, scope: ScopeView) -> str | None:
     """A product the question names by a code no product has, right after words of a
     linked product whose own name has another code: "Examplon Solvent 98X" while only
@@ -247,6 +270,47 @@ def _near_namesake(question: str, a: QuestionAnalysis, scope: ScopeView) -> str 
             if before & p.matched and any(c.isdigit() for t in rest for c in t):
                 return _name_around(words, i, known)
     return None
+
+
+def _other_namesake(question: str, a: QuestionAnalysis, scope: ScopeView) -> str | None:
+    """A name that holds a linked product's words and a word of its own that no linked
+    product's name has: a capitalised word before or among them ("Glycolic Acid 70%
+    Solution" while "Sulfuric Acid 70% Solution" is stored) or a strength anywhere in it
+    ("Sodium Hydroxide 50% Solution" while the 10N is). Linked on generic words, the
+    question names another product."""
+    names = set().union(*(scope.products.doc_tokens(p.doc_id) for p in a.products))
+    plain = _ontology_words(scope.ontology) | _property_words(scope.ontology)
+    plain |= STOPWORDS | _GRAMMAR
+    words = re.findall(r"[\w%][\w%.,'/-]*", question)
+    for p in a.products:
+        if not set(tokens(p.label)) - p.matched:
+            continue  # the question says every word of the name
+        for start, end in _name_runs(words):
+            run = [tokens(w) for w in words[start:end]]
+            hit = [i for i, ts in enumerate(run) if set(ts) & p.matched]
+            if not hit:
+                continue
+            for i, ts in enumerate(run):
+                own = [t for t in ts if t not in names and t not in plain]
+                strength = any(any(c.isdigit() for c in t) for t in own)
+                if own and (strength or (i < hit[-1] and any(c.isalpha() for t in own for c in t))):
+                    return " ".join(words[start:end]).strip(" ,.?")
+    return None
+
+
+def _name_runs(words: list[str]) -> list[tuple[int, int]]:
+    """Spans of name-like words (capitalised, or with digits), the first word excepted."""
+    out: list[tuple[int, int]] = []
+    start: int | None = None
+    for i, w in enumerate([*words, ""]):
+        core = w.strip(",.'")
+        namey = i > 0 and bool(core) and (core[0].isupper() or any(c.isdigit() for c in core))
+        if namey and start is None:
+            start = i
+        elif not namey and start is not None:
+            out.append((start, i))
+            start = None
+    return out
 
 
 def _unknown_code(
