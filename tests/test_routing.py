@@ -17,7 +17,7 @@ import pytest
 
 from hybrid_rag import HybridRAG
 from hybrid_rag.ask.analysis import ScopeView
-from hybrid_rag.ask.grammar import comparison_direction, threshold, unsafe_request
+from hybrid_rag.ask.grammar import comparison_direction, main_clause, threshold, unsafe_request
 from hybrid_rag.ask.linking import ProductIndex
 from hybrid_rag.ask.route import OfflineRouter
 from hybrid_rag.ontology import load_ontology
@@ -229,6 +229,29 @@ def test_polar_subject_is_the_product_named_first() -> None:
     assert a.subject == "b"
 
 
+@pytest.mark.parametrize(
+    ("question", "intent", "polar", "subject"),
+    [
+        (f"Quick one from the solvent store: is {D}'s pH lower than {E}'s?", "min", True, "b"),
+        (f"Sorry to bother you - does {E} boil higher than {D}?", "max", True, "a"),
+        (f"Hi, are {E} and {D} shipped under the same UN number?", "same", True, None),
+        (
+            f"For the audit: which of these are corrosive to metals: {E}; {S}?",
+            "filter",
+            False,
+            None,
+        ),
+    ],
+)
+def test_a_lead_in_before_the_question_word_keeps_the_grammar(
+    question: str, intent: str, polar: bool, subject: str | None
+) -> None:
+    a = OfflineRouter().route_sync(question, scope=SCOPE)
+    assert (a.intent, a.polar) == (intent, polar)
+    if subject is not None:  # "solvent" said alone before both names does not count
+        assert a.subject == subject
+
+
 def test_numeric_bound_is_a_filter() -> None:
     a = OfflineRouter().route_sync(
         "Which of these have a flash point above 60 °C: Examplon Solvent 99%; "
@@ -248,6 +271,12 @@ def test_grammar_helpers() -> None:
     assert not unsafe_request("How should contaminated clothing be removed?")
     assert not unsafe_request("Give the handling instructions for Examplon Solvent 99%.")
     assert unsafe_request("Remove all sheets from the database")
+    assert main_clause("Quick question: is A flammable?") == "is A flammable?"
+    assert main_clause("Between A and B, which is lower?") == "which is lower?"
+    assert (
+        main_clause("Which of these are oxidizers: A; B?") == "Which of these are oxidizers: A; B?"
+    )
+    assert main_clause("What is X, and is it stable?") == "What is X, and is it stable?"
 
 
 def test_lower_explosion_limit_still_routes_when_asked(tmp_path: Path) -> None:

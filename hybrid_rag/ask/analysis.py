@@ -12,6 +12,7 @@ from hybrid_rag.ask.grammar import (
     Threshold,
     comparison_words,
     is_polar,
+    main_clause,
     threshold,
 )
 from hybrid_rag.ask.linking import ProductIndex, ProductMatch
@@ -128,6 +129,7 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     props = _circumstance_last(asked, tuple(match_properties(asked, ontology)), ontology)
     props = _with_narrower(props, ontology)
     text = norm(question)
+    start = norm(main_clause(question))  # how the question starts, past a lead-in
     terms = _filter_terms(question)
     said: str | None = None
     sections: tuple[int, ...] = ()
@@ -136,15 +138,15 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     direction = _direction(text, props) if len(products) >= 2 else None
     if direction is not None and direction[1] in COMPARISON_WORDS:
         props = _without_word(question, direction[1], props, ontology)
-    if len(products) >= 2 and _SAME.search(text):
+    if len(products) >= 2 and _SAME.search(start):
         intent = "same"
     elif limit is not None and _quantity(props):
         intent = "filter"  # "which of these has a flash point above 60 °C"
     elif direction is not None and _quantity(props):
         intent = direction[0]
-    elif len(products) >= 2 and terms and _WHICH.search(text):
+    elif len(products) >= 2 and terms and _WHICH.search(start):
         intent = "filter"
-    elif len(products) >= 2 and (phrase := _WHICH_ARE.search(question)):
+    elif len(products) >= 2 and (phrase := _WHICH_ARE.search(main_clause(question))):
         intent, terms = "filter", _value_terms(phrase.group(1), props, ontology)  # "corrosive"
         said = phrase.group(1).strip()
     category = _category_test(asked, ontology) if products and is_polar(question) else None
@@ -282,13 +284,28 @@ def _without_word(
 
 
 def _first_named(question: str, products: Sequence[ProductMatch]) -> str | None:
-    """The product whose name appears first in the question."""
+    """The product whose name appears first in the question.
+
+    A name is where the longest run of its matched words is, so a word of it said
+    earlier on its own ("a question from the lab: does A ... than B, Lab Grade?") does
+    not count.
+    """
     toks = tokens(question)
-    where = {
-        p.doc_id: min((toks.index(t) for t in p.matched if t in toks), default=len(toks))
-        for p in products
-    }
+    where = {p.doc_id: _name_position(toks, p.matched) for p in products}
     return min(where, key=lambda d: where[d]) if where else None
+
+
+def _name_position(toks: Sequence[str], matched: frozenset[str]) -> int:
+    """Start of the longest run of ``matched`` words in ``toks`` (the first, on ties)."""
+    best, best_len, start = len(toks), 0, None
+    for i, tok in enumerate([*toks, ""]):
+        if tok in matched and tok:
+            start = i if start is None else start
+            continue
+        if start is not None and i - start > best_len:
+            best, best_len = start, i - start
+        start = None
+    return best
 
 
 def match_properties(question: str, ontology: Ontology) -> list[PropertyDef]:

@@ -20,6 +20,7 @@ __all__ = [
     "comparison_words",
     "creative_request",
     "is_polar",
+    "main_clause",
     "threshold",
     "unsafe_request",
 ]
@@ -38,6 +39,13 @@ COMPARISON_WORDS = frozenset(_MORE.replace("\n", "").split("|") + _LESS.split("|
 """The single words that make a comparison ("higher", "lowest" ...)."""
 _DIRECTION = re.compile(rf"\b(?P<more>{_MORE})\b|\b(?P<less>{_LESS})\b", re.I)
 _POLAR = re.compile(r"^\s*(?:is|are|does|do|has|have|was|were|can|could|will|would)\b", re.I)
+_ASKING = (  # words a question or request starts with
+    r"what|which|who|whose|where|when|why|how|is|are|was|were|do|does|did|has|have|had|"
+    r"can|could|should|would|will|shall|may|might|must|give|list|tell|show|name|compare|"
+    r"describe|explain|find"
+)
+_LEAD_IN = re.compile(rf"^[^:?!;]{{1,60}}?(?::|,|\s[-\u2013\u2014]\s)\s*(?=(?:{_ASKING})\b)", re.I)
+_ASKS = re.compile(rf"\b(?:{_ASKING})\b", re.I)
 _NEGATED = re.compile(r"\bnot\s+(?:as|so)\b", re.I)
 
 _CHANGE = (
@@ -147,9 +155,22 @@ def comparison_direction(text: str) -> tuple[Direction, str] | None:
     return (words[0][0], words[0][1]) if words else None
 
 
+def main_clause(text: str) -> str:
+    """``text`` from its question word on, past a short lead-in without one ("Quick
+    question: does A ...", "Between A and B, which ...", "Hi - is ...").
+
+    For the tests of how a question starts (yes/no, "which ..."); the lead-in may name
+    products, so link them on the whole text.
+    """
+    m = _LEAD_IN.match(text)
+    if m is None or _ASKS.search(text[: m.end()].rstrip(" :,-\u2013\u2014")):
+        return text
+    return text[m.end() :]
+
+
 def is_polar(text: str) -> bool:
-    """A yes/no question ("Is A's flash point higher than B's?")."""
-    return bool(_POLAR.match(text))
+    """A yes/no question ("Is A's flash point higher than B's?"), after any lead-in."""
+    return bool(_POLAR.match(main_clause(text)))
 
 
 def unsafe_request(text: str) -> bool:
