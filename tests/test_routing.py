@@ -329,3 +329,16 @@ def test_a_product_named_by_the_head_of_its_name_links(question: str, docs: list
 def test_a_near_namesake_is_named_as_missing_not_answered(question: str, missing: str) -> None:
     a = OfflineRouter().route_sync(question, scope=NAMES_SCOPE)
     assert a.intent == "out_of_scope" and a.missing == (missing,) and not a.products
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which of these carry the signal word 'Warning': Lead Nitrate; Guaiacol?",
+        "Which is most toxic if swallowed (lowest oral LD50): Lead Nitrate; Ethyl Acetate?",
+        "Which of these are oxidizers (DOT 5.1): Lead Nitrate; Guaiacol; Ethyl Acetate?",
+    ],
+)
+def test_punctuation_ends_a_name_so_list_items_are_not_one_unknown_name(question: str) -> None:
+    a = OfflineRouter().route_sync(question, scope=NAMES_SCOPE)
+    assert a.intent != "out_of_scope" and not a.missing and len(a.products) >= 2

@@ -164,13 +164,23 @@ def _select(ranked: list[tuple[float, float, _Label, frozenset[str]]]) -> list[P
     return [m for m in chosen if not any(m.matched < o.matched for o in chosen)]
 
 
+_BREAKS = ";:()[]\"'\u2018\u2019\u201c\u201d"  # punctuation between two names
+_GAP = ("", False)  # stands for such punctuation: no name runs across it
+
+
 def _words(question: str) -> list[tuple[str, bool]]:
     """The question's tokens in order, each with whether its word looks like a name
-    (capitalised, or with a digit) and does not open the question."""
+    (capitalised, or with a digit) and does not open the question; punctuation that
+    separates names ("Lead Nitrate; Guaiacol", "(LD50): Guaiacol") is a gap."""
     out: list[tuple[str, bool]] = []
     for n, word in enumerate(question.split()):
-        namey = n > 0 and (word[:1].isupper() or any(c.isdigit() for c in word))
-        out += [(t, namey and t not in STOPWORDS) for t in tokens(word)]
+        core = word.strip(_BREAKS)
+        namey = n > 0 and (core[:1].isupper() or any(c.isdigit() for c in core))
+        if word[:1] in _BREAKS:
+            out.append(_GAP)
+        out += [(t, namey and t not in STOPWORDS) for t in tokens(core)]
+        if word.rstrip("?!.,")[-1:] in _BREAKS:
+            out.append(_GAP)
     return out
 
 

@@ -247,8 +247,8 @@ def _unlinked_name(question: str, scope: ScopeView) -> str | None:
     """
     vocab = _ontology_words(scope.ontology) | _property_words(scope.ontology)
     plain = vocab | STOPWORDS | _GRAMMAR
-    words = re.findall(r"[\w%][\w%.,'/-]*", question)
-    for start, end in _name_runs(words):
+    words = _WORD.findall(question)
+    for start, end in _name_runs(question):
         named = [t for w in words[start:end] for t in tokens(w) if any(c.isalpha() for c in t)]
         if end - start >= 2 and any(t not in plain for t in named):
             return " ".join(words[start:end]).strip(" ,.?")
@@ -281,11 +281,11 @@ def _other_namesake(question: str, a: QuestionAnalysis, scope: ScopeView) -> str
     names = set().union(*(scope.products.doc_tokens(p.doc_id) for p in a.products))
     plain = _ontology_words(scope.ontology) | _property_words(scope.ontology)
     plain |= STOPWORDS | _GRAMMAR
-    words = re.findall(r"[\w%][\w%.,'/-]*", question)
+    words = _WORD.findall(question)
     for p in a.products:
         if not set(tokens(p.label)) - p.matched:
             continue  # the question says every word of the name
-        for start, end in _name_runs(words):
+        for start, end in _name_runs(question):
             run = [tokens(w) for w in words[start:end]]
             hit = [i for i, ts in enumerate(run) if set(ts) & p.matched]
             if not hit:
@@ -298,18 +298,31 @@ def _other_namesake(question: str, a: QuestionAnalysis, scope: ScopeView) -> str
     return None
 
 
-def _name_runs(words: list[str]) -> list[tuple[int, int]]:
-    """Spans of name-like words (capitalised, or with digits), the first word excepted."""
+_WORD = re.compile(r"[\w%][\w%.,'/-]*")
+_BREAK = re.compile(r"[;:()\[\]\"'\u2018\u2019\u201c\u201d]")  # between words: a new name
+
+
+def _name_runs(question: str) -> list[tuple[int, int]]:
+    """Spans (over ``_WORD`` matches) of name-like words (capitalised, or with digits),
+    the first word excepted; punctuation other than a comma or a period ends a span
+    ("LD50): Sodium Fluoride", "'Warning': Tannic Acid; Lauric Acid" are three names).
+    """
     out: list[tuple[int, int]] = []
     start: int | None = None
-    for i, w in enumerate([*words, ""]):
+    prev_end = 0
+    matches = list(_WORD.finditer(question))
+    for i, m in enumerate([*matches, None]):
+        w = "" if m is None else m.group(0)
         core = w.strip(",.'")
         namey = i > 0 and bool(core) and (core[0].isupper() or any(c.isdigit() for c in core))
-        if namey and start is None:
-            start = i
-        elif not namey and start is not None:
+        gap = "" if m is None else question[prev_end : m.start()]
+        broken = bool(_BREAK.search(gap)) or (i > 0 and matches[i - 1].group(0).endswith("'"))
+        if start is not None and (not namey or broken):
             out.append((start, i))
             start = None
+        if namey and start is None:
+            start = i
+        prev_end = 0 if m is None else m.end()
     return out
 
 
