@@ -4,7 +4,13 @@ from pathlib import Path
 
 import pytest
 
-from hybrid_rag.ingest.extract import ExtractedFact, Extraction, extract_offline, parse_quantity
+from hybrid_rag.ingest.extract import (
+    ExtractedFact,
+    Extraction,
+    _formula_name,
+    extract_offline,
+    parse_quantity,
+)
 from hybrid_rag.models import Chunk, Page
 from hybrid_rag.ontology import load_ontology
 from hybrid_rag.protocols import Ontology
@@ -482,3 +488,21 @@ def test_a_sentence_under_the_section_heading_is_no_title(onto: Ontology) -> Non
         "Section 16.\n"
     )
     assert extract_offline(_pages(page), ontology=onto).product == "Indigo Stock Solution"
+
+
+@pytest.mark.parametrize(
+    ("printed", "name"),
+    [
+        ("H2SO4", "H2SO4"),
+        ("K N O3", "KNO3"),
+        ("C10 H12 O2", "C10H12O2"),
+        ("CoN2O6 . 6 H2O", "CoN2O6"),  # water of hydration left out
+        ("NaOH", "NaOH"),
+        ("Mixture", None),
+        ("(C6 H10 O5)n", None),
+        ("MW", None),  # not element symbols
+        ("Na", None),  # one bare symbol is no name
+    ],
+)
+def test_a_printed_molecular_formula_becomes_a_product_name(printed: str, name: str | None) -> None:
+    assert _formula_name(printed) == name

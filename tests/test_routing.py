@@ -342,3 +342,40 @@ def test_a_near_namesake_is_named_as_missing_not_answered(question: str, missing
 def test_punctuation_ends_a_name_so_list_items_are_not_one_unknown_name(question: str) -> None:
     a = OfflineRouter().route_sync(question, scope=NAMES_SCOPE)
     assert a.intent != "out_of_scope" and not a.missing and len(a.products) >= 2
+
+
+FORMULAS = ProductIndex(
+    [
+        ("naoh2n", ["Sodium Hydroxide 2N Solution", "NaOH"]),
+        ("h2o2-34", ["Hydrogen Peroxide 34% Solution, Lab Grade", "H2O2"]),
+        ("h2o2-3", ["Hydrogen Peroxide 3% Solution", "H2O2"]),
+        ("acetone", ["Acetone, HPLC Grade", "2-Propanone", "C3H6O"]),
+        ("lauric", ["Lauric acid", "Dodecanoic acid", "C12H24O2"]),
+        ("tbp", ["Tributyl Phosphate Lab Grade", "Tributyl phosphate 99%"]),
+    ]
+)
+FORMULAS_SCOPE = ScopeView(tuple(FORMULAS.doc_ids()), FORMULAS, ONTOLOGY, False, FORMULAS)
+
+
+def test_a_formula_names_its_product_by_the_products_own_name() -> None:
+    a = OfflineRouter().route_sync("What is the UN number of H2O2 34%?", scope=FORMULAS_SCOPE)
+    assert [(p.doc_id, p.label) for p in a.products] == [
+        ("h2o2-34", "Hydrogen Peroxide 34% Solution, Lab Grade")
+    ]
+
+
+def test_a_formula_with_another_strength_is_missing_not_the_stored_strength() -> None:
+    a = OfflineRouter().route_sync("What is the pH of NaOH 10N?", scope=FORMULAS_SCOPE)
+    assert a.intent == "out_of_scope" and a.missing == ("NaOH 10N",)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [  # a bare number of an alias ("2-Propanone") and generic words ("Lab Grade") name nothing
+        "Which are classified as Flammable Liquids Category 2: Acetone, HPLC Grade; Lauric acid?",
+        "Which is a DOT dangerous good: Lauric acid 97% Lab Grade; Tributyl Phosphate Lab Grade?",
+    ],
+)
+def test_list_items_are_not_read_as_namesakes(question: str) -> None:
+    a = OfflineRouter().route_sync(question, scope=FORMULAS_SCOPE)
+    assert a.intent != "out_of_scope" and len(a.products) == 2

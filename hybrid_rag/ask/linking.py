@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from hybrid_rag.text import STOPWORDS, tokens
@@ -74,6 +74,16 @@ class ProductIndex:
         """The first (preferred) product name of a document, or ``None``."""
         return next((lab.label for lab in self._labels if lab.doc_id == doc_id), None)
 
+    def share(self, doc_id: str, toks: Iterable[str]) -> float:
+        """The largest share of one of the document's names' weight that ``toks`` carry
+        (IDF-weighted, as coverage): 1.0 when they hold a whole name."""
+        said = set(toks)
+        best = 0.0
+        for lab in self._labels:
+            if lab.doc_id == doc_id and (total := sum(self._idf[t] for t in lab.toks)):
+                best = max(best, sum(self._idf[t] for t in lab.toks & said) / total)
+        return best
+
     def doc_tokens(self, doc_id: str) -> frozenset[str]:
         """Every token of every product name of one document."""
         return frozenset(t for lab in self._labels if lab.doc_id == doc_id for t in lab.toks)
@@ -105,7 +115,7 @@ class ProductIndex:
             ((c, g, lab, named[lab.doc_id]) for c, g, lab, _m in best.values()),
             key=lambda v: (-v[0], -v[1], v[2].doc_id),
         )
-        chosen = _select(ranked)
+        chosen = _select(ranked, self.label_of)
         explained = {t for m in chosen for t in m.matched}
         have = {m.doc_id for m in chosen}
         return chosen + [
@@ -150,14 +160,20 @@ class ProductIndex:
         ]
 
 
-def _select(ranked: list[tuple[float, float, _Label, frozenset[str]]]) -> list[ProductMatch]:
+def _select(
+    ranked: list[tuple[float, float, _Label, frozenset[str]]],
+    title: Callable[[str], str | None],
+) -> list[ProductMatch]:
+    """The matches to keep, best first; one named by a one-word alias (a formula,
+    "IPA") is labelled with the document's preferred name, which the answer shows."""
     chosen: list[ProductMatch] = []
     explained: set[str] = set()
     for cov, _got, lab, matched in ranked:
         ties = any(m.matched == matched and m.coverage == cov for m in chosen)
         if chosen and matched <= explained and not ties:
             continue
-        chosen.append(ProductMatch(lab.doc_id, lab.label, round(cov, 4), matched))
+        label = lab.label if len(lab.toks) > 1 else title(lab.doc_id) or lab.label
+        chosen.append(ProductMatch(lab.doc_id, label, round(cov, 4), matched))
         explained |= matched
     # a match whose words another chosen match names too, and more ("Sulfuric Acid ...
     # Solution, Reagent Grade" of "Sulfuric Acid 70% Solution, Reagent Grade"), is that one

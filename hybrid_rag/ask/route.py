@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView, analyse
 from hybrid_rag.ask.grammar import creative_request, unsafe_request
-from hybrid_rag.ask.linking import ProductMatch
+from hybrid_rag.ask.linking import HEAD_SHARE, ProductMatch
 from hybrid_rag.models import ChatMessage
 from hybrid_rag.protocols import Ontology, OntologyMatching
 from hybrid_rag.text import STOPWORDS, tokens
@@ -283,21 +283,27 @@ def _other_namesake(question: str, a: QuestionAnalysis, scope: ScopeView) -> str
     plain |= STOPWORDS | _GRAMMAR
     words = _WORD.findall(question)
     for p in a.products:
-        if not set(tokens(p.label)) - p.matched:
-            continue  # the question says every word of the name
+        full = not set(tokens(p.label)) - p.matched  # every word of the name is said
+        # then only a strength that contradicts one of its names' ("NaOH 10N" of the 2N)
+        rival = any(_STRENGTH.fullmatch(t) for t in scope.products.doc_tokens(p.doc_id) - p.matched)
         for start, end in _name_runs(question):
             run = [tokens(w) for w in words[start:end]]
             hit = [i for i, ts in enumerate(run) if set(ts) & p.matched]
-            if not hit:
-                continue
+            said = {t for ts in run for t in ts} & p.matched
+            if not any(c.isalpha() for t in said for c in t):
+                continue  # a bare number ("Category 2") is no name ("2-Propanone")
+            if scope.products.share(p.doc_id, said) < HEAD_SHARE:
+                continue  # only generic words of its name ("Lab Grade") in another name
             for i, ts in enumerate(run):
                 own = [t for t in ts if t not in names and t not in plain]
-                strength = any(any(c.isdigit() for c in t) for t in own)
-                if own and (strength or (i < hit[-1] and any(c.isalpha() for t in own for c in t))):
+                strength = any(_STRENGTH.fullmatch(t) for t in own)
+                word = not full and i < hit[-1] and any(c.isalpha() for t in own for c in t)
+                if own and ((strength and (rival or not full)) or word):
                     return " ".join(words[start:end]).strip(" ,.?")
     return None
 
 
+_STRENGTH = re.compile(r"\d[\d.,]*[a-z%]{0,2}")  # "70", "10n", "0.1m"; not "h2so4"
 _WORD = re.compile(r"[\w%][\w%.,'/-]*")
 _BREAK = re.compile(r"[;:()\[\]\"'\u2018\u2019\u201c\u201d]")  # between words: a new name
 

@@ -1040,6 +1040,8 @@ def _names(
             aliases.append(_clean_name(_trimmed(f.value, labels)))
         elif f.prop == "synonym":
             aliases.extend(s.strip(" .") for s in re.split(r"[;|]", f.value))
+        elif f.prop == "molecularFormula" and (formula := _formula_name(f.value)):
+            aliases.append(formula)  # people name a chemical by it: "H2SO4 96%"
     out: list[str] = []
     for a in aliases:
         if _placeholder(a):
@@ -1047,6 +1049,27 @@ def _names(
         if 2 < len(a) <= 80 and a.lower() != product.lower() and a not in out:
             out.append(a)
     return product, tuple(out[:8]), fallback
+
+
+_FORMULA = re.compile(r"(?:[A-Z][a-z]?\d*){2,}|[A-Z][a-z]?\d+")
+_ELEMENTS = frozenset(  # element symbols up to curium, run together
+    re.findall(
+        r"[A-Z][a-z]?",
+        "HHeLiBeBCNOFNeNaMgAlSiPSClArKCaScTiVCrMnFeCoNiCuZnGaGeAsSeBrKrRbSrYZrNbMoTcRuRhPdAgCdInSn"
+        "SbTeIXeCsBaLaCePrNdPmSmEuGdTbDyHoErTmYbLuHfTaWReOsIrPtAuHgTlPbBiPoAtRnFrRaAcThPaUNpPuAmCm",
+    )
+)
+
+
+def _formula_name(value: str) -> str | None:
+    """A printed molecular formula as one word ("C3H6O", "K N O3" -> "KNO3"), without
+    its water of hydration; ``None`` for anything else ("Mixture", "(C6 H10 O5)n")."""
+    head = re.split(r"\s*[·.*x-]\s*\d*\s*H2\s*O\b", value.strip())[0]
+    compact = re.sub(r"\s+", "", head)
+    if len(compact) > 20 or not _FORMULA.fullmatch(compact):
+        return None
+    symbols = re.findall(r"[A-Z][a-z]?", compact)
+    return compact if all(sym in _ELEMENTS for sym in symbols) else None
 
 
 # ---------------------------------------------------------------- values read from others
