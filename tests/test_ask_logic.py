@@ -307,6 +307,24 @@ def test_a_property_named_only_in_a_circumstance_comes_second() -> None:
         ontology=ONTOLOGY,
     )
     assert "handlingPrecautions" in [p.name for p in b.properties]
+    c = analyse(
+        "What should I wear when handling Acetone, HPLC Grade?", index=INDEX, ontology=ONTOLOGY
+    )
+    names = [p.name for p in c.properties]
+    assert {"eyeProtection", "handProtection"} <= set(names[:5])  # what to wear: PPE items
+    assert names.index("handlingPrecautions") > names.index("handProtection")
+
+
+@pytest.mark.parametrize(
+    ("question", "prop"),
+    [
+        ("Which organs does Acetone, HPLC Grade damage with repeated exposure?", "stotRepeated"),
+        ("What organs are affected after a single exposure to Acetone, HPLC Grade?", "stotSingle"),
+    ],
+)
+def test_organs_by_exposure_are_the_stot_properties(question: str, prop: str) -> None:
+    a = analyse(question, index=INDEX, ontology=ONTOLOGY)
+    assert a.properties[0].name == prop
 
 
 @pytest.mark.parametrize(

@@ -506,3 +506,15 @@ def test_a_sentence_under_the_section_heading_is_no_title(onto: Ontology) -> Non
 )
 def test_a_printed_molecular_formula_becomes_a_product_name(printed: str, name: str | None) -> None:
     assert _formula_name(printed) == name
+
+
+def test_numbered_revisions_keep_the_latest(onto: Ontology) -> None:
+    page = (
+        "SECTION 16: Other information\nIssue date: 08/08/2018\nRevision 1: 08/01/2023\n"
+        "Revision 2: 11/12/2024\nSECTION 17: Disclaimer\n"
+    )
+    ex = extract_offline(_pages(page), ontology=onto)
+    revision = _one(ex, "revisionDate")
+    assert revision.value == "11/12/2024" and revision.quote in page
+    assert [f.prop for f in ex.facts].count("revisionDate") == 1
+    assert _one(ex, "issueDate").value == "08/08/2018"

@@ -213,16 +213,18 @@ def _holds(words: Sequence[str], label: Sequence[str]) -> bool:
 
 def _with_narrower(props: tuple[PropertyDef, ...], ontology: Ontology) -> tuple[PropertyDef, ...]:
     """An umbrella property followed by its sub-properties ("PPE": eye, hand, skin and
-    respiratory protection), unless the question names some of them itself."""
+    respiratory protection); when the question names some of them itself ("What gloves
+    should I wear"), those, not the umbrella."""
     if not isinstance(ontology, OntologyMatching) or not props:
         return props
     out: list[PropertyDef] = []
     names = {p.name for p in props}
     for p in props:
-        out.append(p)
         subs = ontology.narrower(p.name)
-        if subs and not names & set(subs):
-            out += [ontology.property(n) for n in subs]
+        if subs and names & set(subs):
+            continue
+        out.append(p)
+        out += [ontology.property(n) for n in subs]
     return tuple(dict.fromkeys(out))
 
 

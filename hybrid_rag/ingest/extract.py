@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -354,7 +354,7 @@ class _State:
         stated = {f.prop for f in self.facts if f.status == "stated"}
         counts: dict[str, int] = {}
         out: list[ExtractedFact] = []
-        for f in self.facts:
+        for f in _latest_entries(self.facts, self.comp.props):
             if f.status == "unavailable" and f.prop in stated:
                 continue
             cap = _cap(f, self.comp.props.get(f.prop))
@@ -363,6 +363,33 @@ class _State:
             counts[f.prop] = counts.get(f.prop, 0) + 1
             out.append(f)
         return out
+
+
+_ENTRY = re.compile(r"(\d{1,2})\s*[:.)]\s+(\S.*)")  # "1: 08/01/2023", "2) 11/12/2024"
+
+
+def _latest_entries(facts: list[ExtractedFact], props: dict[str, _Prop]) -> list[ExtractedFact]:
+    """Numbered entries of one label ("Revision 1: 08/01/2023", "Revision 2: 11/12/2024"):
+    only the highest-numbered one is kept, in the first one's place, its number taken off
+    the value. Procedures keep their numbered steps."""
+    best: dict[str, tuple[int, ExtractedFact]] = {}
+    for f in facts:
+        m = _ENTRY.fullmatch(f.value) if f.status == "stated" and not f.object_label else None
+        prop = props.get(f.prop)
+        numbered = m is not None and prop is not None and prop.kind != "procedure"
+        if m and numbered and int(m.group(1)) > best.get(f.prop, (-1, f))[0]:
+            best[f.prop] = (int(m.group(1)), f)
+    out: list[ExtractedFact] = []
+    emitted: set[str] = set()
+    for f in facts:
+        entry = best.get(f.prop)
+        if entry is None or f.status != "stated" or not _ENTRY.fullmatch(f.value):
+            out.append(f)
+        elif f.prop not in emitted:
+            emitted.add(f.prop)
+            value = _ENTRY.fullmatch(entry[1].value).group(2)  # type: ignore[union-attr]
+            out.append(replace(entry[1], value=value))
+    return out
 
 
 def _cap(fact: ExtractedFact, prop: _Prop | None) -> int:
