@@ -271,6 +271,22 @@ def test_long_procedure_is_quoted_from_the_part_the_question_asks_about() -> Non
     assert whole.text is not None and "Eliminate all ignition sources" in whole.text
 
 
+def test_a_ghs_response_statement_comes_after_the_first_aid_sections_text() -> None:
+    a = analyse(
+        "What is the skin-contact first aid for Acetone, HPLC Grade?",
+        index=INDEX,
+        ontology=ONTOLOGY,
+    )
+    response = _fact("acetone-hplc", "Acetone", "firstAidSkin", "Rinse skin with water/shower.")
+    response = response.model_copy(
+        update={"evidence": response.evidence.model_copy(update={"quote": "IF ON SKIN: Rinse"})}
+    )
+    own = _fact("acetone-hplc", "Acetone", "firstAidSkin", "Wash off with plenty of water.")
+    out = compose_extractive(a, [response, own], [])  # the store lists page order
+    assert out.text is not None
+    assert out.text.index("Wash off with plenty") < out.text.index("Rinse skin with water")
+
+
 def test_procedure_from_passages_quotes_the_whole_paragraph() -> None:
     a = analyse(
         "Under what conditions should Acetone, HPLC Grade be stored?",

@@ -518,3 +518,33 @@ def test_numbered_revisions_keep_the_latest(onto: Ontology) -> None:
     assert revision.value == "11/12/2024" and revision.quote in page
     assert [f.prop for f in ex.facts].count("revisionDate") == 1
     assert _one(ex, "issueDate").value == "08/08/2018"
+
+
+SECTIONS_2_AND_4 = (
+    "SECTION 2: Hazard(s) identification\nResponse\nSkin\n"
+    "IF ON SKIN (or hair): Take off immediately all contaminated clothing. Rinse skin\n"
+    "Brush off loose particles from skin. Immerse in cool water\nEyes\n"
+    "IF IN EYES: Rinse cautiously with water for several minutes.\n"
+    "IF SWALLOWED: Rinse mouth. Do NOT induce vomiting.\n"
+    "Fire: In case of fire: Use CO2, dry chemical, or foam for extinction\n"
+    "SECTION 3: Composition/information on ingredients\n"
+    "SECTION 4: First-aid measures\n"
+    "Skin Contact Wash off immediately with plenty of water for at least 15 minutes.\n"
+    "Eye Contact Rinse immediately with plenty of water.\n"
+    "SECTION 5: Firefighting measures\n"
+)
+
+
+def test_hazard_section_response_statements_are_first_aid_after_section_4(
+    onto: Ontology,
+) -> None:
+    ex = extract_offline(_pages(SECTIONS_2_AND_4), ontology=onto)
+    skin = [f.value for f in ex.facts if f.prop == "firstAidSkin"]
+    assert skin[0].startswith("Wash off immediately")  # the first-aid section's own text first
+    assert "Brush off loose particles" in skin[1] and "Eyes" not in skin[1]
+    eyes = [f.value for f in ex.facts if f.prop == "firstAidEyes"]
+    assert eyes[0].startswith("Rinse immediately") and eyes[1].startswith("Rinse cautiously")
+    swallowed = [f.value for f in ex.facts if f.prop == "firstAidIngestion"]
+    assert swallowed == ["Rinse mouth. Do NOT induce vomiting."]  # "Fire:" starts another group
+    for f in ex.facts:
+        assert f.quote in SECTIONS_2_AND_4

@@ -16,6 +16,12 @@ from hybrid_rag.text import content_tokens, norm, sentences, stem, tokens
 
 __all__ = ["Composed", "compose_extractive", "synthesis_messages"]
 
+# a GHS response statement of the hazard section ("P302+P352 IF ON SKIN: ..."): after the
+# first-aid section's own text for the same route
+_GHS_RESPONSE = re.compile(
+    r"\s*(?:P\d{3}(?:\s*\+\s*P\d{3})*\s*:?\s*)?IF\s+(?:ON|IN|INHALED|SWALLOWED)\b"
+)
+
 MAX_CHARS = 380
 _NEGATIVE = re.compile(r"^\W*(?:not|no|non|none|never|n/a)\b", re.I)
 _SUPERLATIVE = (
@@ -366,6 +372,7 @@ def _prop_text(
     stated = [f for f in facts if f.status == "stated"]
     if stated and procedure:  # the sheet's own sentences, each with its page
         parts = list({f.value: f for f in stated}.values())
+        parts.sort(key=lambda f: bool(_GHS_RESPONSE.match(f.evidence.quote)))
         said = " ".join(
             f"{_clip(_focused(f.value, focus, budget), budget)} {_cite(f.evidence)}" for f in parts
         )

@@ -328,6 +328,8 @@ _SUBSECTION_NUM = re.compile(r"^\s*(\d{1,2})\s?\.\s?\d{1,2}\.?\s+[A-Z]")
 _WRAPPED = 50
 _COLON_LABEL = re.compile(r"^[A-Z][A-Za-z0-9 '()/#&.,-]{1,40}?\s?:")
 _SUBSECTION = re.compile(r"^\s*\d{1,2}\s?\.\s?\d")
+_HEADING_WORDS = re.compile(r"\s*[A-Z][a-z]+(?:[ /][A-Za-z]+){0,2}\s*(?:$|:)")  # "Eyes", "Fire:"
+_RESPONSE = re.compile(r"if\s+(?:on|in|inhaled|swallowed|exposed)\b", re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -340,6 +342,8 @@ class _State:
     pending: str | None = None  # a procedure whose heading ended the previous page
     columns: list[str] = field(default_factory=list)  # properties of a table header in force
     ids: list[str] = field(default_factory=list)  # identifiers a table header names
+    later: list[ExtractedFact] = field(default_factory=list)  # kept after the others
+    ahead: bool = False  # reading a later section's item (a response statement)
 
     def add(self, fact: ExtractedFact) -> None:
         values = self.seen.setdefault(fact.prop, [])
@@ -351,6 +355,9 @@ class _State:
     def result(self) -> list[ExtractedFact]:
         """Facts with, per property, unavailable ones dropped when a value is stated,
         and at most a few distinct values kept."""
+        for fact in self.later:
+            self.add(fact)
+        self.later = []
         stated = {f.prop for f in self.facts if f.status == "stated"}
         counts: dict[str, int] = {}
         out: list[ExtractedFact] = []
@@ -454,23 +461,25 @@ def _line_label(state: _State, line: str) -> tuple[int, int, str] | None:
     lead = _LEAD.match(line)
     off = lead.end() if lead else 0
     for names, end in _match_labels(state.comp.trie, line[off : off + 90]):
-        name = _fitting(state, names)
+        name = _fitting(state, names, line[off:])
         if name is not None:
             return off, off + end, name
     return None
 
 
-def _fitting(state: _State, names: tuple[str, ...]) -> str | None:
+def _fitting(state: _State, names: tuple[str, ...], line: str = "") -> str | None:
     """The property among ``names`` that fits the current section: own section first,
     then one bound to no section, then one of the previous section (PDF text order
-    sometimes prints a section's items after the following section's heading; never
-    the next section's: the hazard section's "IF IN EYES: ..." statements are no first
-    aid section)."""
+    sometimes prints a section's items after the following section's heading). A later
+    section's item only as a GHS response statement of the hazard section ("IF ON SKIN
+    (or hair): ..." is first aid for the skin; it is kept after section 4's own text)."""
     free: str | None = None
     near: str | None = None
     for name in names:
         section = state.comp.props[name].section
         if section is not None and section == state.section:
+            return name
+        if section == 4 and state.section == 2 and _RESPONSE.match(line):
             return name
         if section is None and free is None:
             free = name
@@ -611,7 +620,10 @@ def _procedure(
     sep_end = _SEP.match(text, le, e).end()  # type: ignore[union-attr]
     title = _numbered(text, s, qs) and ":" not in text[le:sep_end]
     inline = not title and bool(_squash(text[sep_end:e]))
+    section = state.comp.props[name].section
+    state.ahead = section is not None and section > state.section  # a response statement
     first, end, nxt = _block(state, text, spans, idx + 1)
+    state.ahead = False
     _block_tables(state, page, spans[idx + 1 : nxt])
     if inline:
         first, end = sep_end, max(end, e) if first is not None else e
@@ -661,6 +673,8 @@ def _ends_procedure(state: _State, line: str) -> bool:
         return True
     if line.lstrip()[:1].islower():
         return False
+    if state.ahead and _HEADING_WORDS.match(line):
+        return True  # "Eyes", "Fire": the next group of the hazard section's statements
     if _line_label(state, line) is not None:
         return True
     lead = _LEAD.match(line)
@@ -693,7 +707,9 @@ def _pending(state: _State, page: Page, spans: list[tuple[int, int]]) -> int:
 def _add_procedure(state: _State, prop: _Prop, raw: str, quote: str, page: int) -> None:
     raw = "\n".join(ln for ln in raw.split("\n") if not _PAGE_LINE.search(ln))
     fact = _make_fact(prop, " ".join(raw.split()), quote.rstrip(), page)
-    if fact is not None:
+    if fact is not None and prop.section is not None and prop.section > state.section:
+        state.later.append(fact)  # a response statement: after the section's own text
+    elif fact is not None:
         state.add(fact)
 
 
