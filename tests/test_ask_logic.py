@@ -440,3 +440,29 @@ def test_yes_no_category_answer_says_yes_or_no_with_the_classes() -> None:
     ]
     out = compose_extractive(yes, [], passages)  # no classes stated: the sheet's own words
     assert out.text is not None and not out.text.startswith(("Yes", "No"))
+
+
+SOLVENTS = ProductIndex(
+    [
+        ("cyclohexane", ["Cyclohexane 99% ACS Grade", "Cyclohexane"]),
+        ("hexanes", ["Hexanes 99.9% Semiconductor/Electronic Grade", "Hexane"]),
+        ("mek", ["Methyl Ethyl Ketone (MEK), Lab Grade", "Methyl Ethyl Ketone", "MEK"]),
+        ("daa", ["Diacetone Alcohol", "2-Methyl-2-pentanol-4-one"]),
+        ("methanol", ["Methanol 99% Lab Grade", "Methanol", "Methyl alcohol"]),
+        ("pyridine", ["Pyridine Analytical Reagent Grade", "Pyridine"]),
+        ("h2o2", ["Hydrogen Peroxide 30% Solution, Lab Grade"]),
+        ("agno3", ["Silver Nitrate, Lab", "Silver Nitrate"]),
+    ]
+)
+
+
+def test_a_plural_name_links_the_sheet_named_in_the_singular() -> None:
+    found = SOLVENTS.link("Do Cyclohexane and Hexanes share the same transport hazard class?")
+    assert {m.doc_id for m in found} == {"cyclohexane", "hexanes"}
+
+
+def test_a_name_whose_words_are_said_apart_inside_other_names_is_not_linked() -> None:
+    q = "Which boils lowest: Cyclohexane 99%, Methyl Ethyl Ketone, or Diacetone Alcohol?"
+    assert {m.doc_id for m in SOLVENTS.link(q)} == {"cyclohexane", "mek", "daa"}
+    said = SOLVENTS.link("Which boils lower, Methyl alcohol or Methyl Ethyl Ketone?")
+    assert {m.doc_id for m in said} == {"methanol", "mek"}  # said together, it is named
