@@ -466,3 +466,19 @@ def test_a_name_whose_words_are_said_apart_inside_other_names_is_not_linked() ->
     assert {m.doc_id for m in SOLVENTS.link(q)} == {"cyclohexane", "mek", "daa"}
     said = SOLVENTS.link("Which boils lower, Methyl alcohol or Methyl Ethyl Ketone?")
     assert {m.doc_id for m in said} == {"methanol", "mek"}  # said together, it is named
+
+
+@pytest.mark.parametrize(
+    ("question", "intent", "polar"),
+    [
+        ("Which is denser, Pyridine or Methanol?", "max", False),
+        ("Is Pyridine heavier than Methanol?", "max", True),
+        ("Which of Pyridine and Methanol is the densest?", "max", False),
+    ],
+)
+def test_an_inflected_comparative_of_a_property_adjective_compares(
+    question: str, intent: str, polar: bool
+) -> None:
+    a = analyse(question, index=SOLVENTS, ontology=ONTOLOGY)
+    assert (a.intent, a.polar) == (intent, polar)
+    assert [p.name for p in a.properties] == ["relativeDensity"]
