@@ -229,7 +229,7 @@ def test_which_of_these_are_phrase_becomes_a_filter() -> None:
     from hybrid_rag.ask.kg import _template
 
     sparql = _template(a)
-    assert sparql is not None and '"corrosive"' in sparql and '"metals"' in sparql
+    assert sparql is not None and '"corrosive"' in sparql and '"metal"' in sparql
     assert '"to"' not in sparql
 
 
@@ -482,3 +482,53 @@ def test_an_inflected_comparative_of_a_property_adjective_compares(
     a = analyse(question, index=SOLVENTS, ontology=ONTOLOGY)
     assert (a.intent, a.polar) == (intent, polar)
     assert [p.name for p in a.properties] == ["relativeDensity"]
+
+
+def test_a_comparison_with_a_value_without_a_number_shows_the_values_side_by_side() -> None:
+    a = analyse("Which is less volatile, Pyridine or Methanol?", index=SOLVENTS, ontology=ONTOLOGY)
+    assert a.intent == "min" and a.properties[0].name == "vaporPressure"
+    facts = [
+        _fact("methanol", "Methanol", "vaporPressure", "97 mmHg", 97.0),
+        _fact("pyridine", "Pyridine", "vaporPressure", "20 mbar @ 20 °C"),  # not typed
+    ]
+    out = compose_extractive(a, facts, [])
+    assert out.text is not None and out.abstention is None
+    assert "20 mbar" in out.text and "97 mmHg" in out.text
+    assert "lower" not in out.text and "not stated" not in out.text  # no winner, no "missing"
+
+
+def test_a_comparison_asks_the_plain_values_of_products_without_a_typed_one() -> None:
+    from hybrid_rag.ask.kg import KGResult, _unranked
+
+    a = analyse("Which is less volatile, Pyridine or Methanol?", index=SOLVENTS, ontology=ONTOLOGY)
+    one = KGResult(facts=[_fact("methanol", "Methanol", "vaporPressure", "97 mmHg", 97.0)])
+    sparql = _unranked(a, one)
+    assert sparql is not None and "vaporPressure" in sparql and "BOUND(?number)" not in sparql
+    both = KGResult(facts=[*one.facts, _fact("pyridine", "Pyridine", "vaporPressure", "18", 18.0)])
+    assert _unranked(a, both) is None
+
+
+def test_filter_words_match_a_value_by_their_stem() -> None:
+    from hybrid_rag.ask.kg import _template
+
+    a = analyse(
+        "Which of the following are oxidizers: Hydrogen Peroxide 30%; Silver Nitrate; Pyridine?",
+        index=SOLVENTS,
+        ontology=ONTOLOGY,
+    )
+    sparql = _template(a)
+    assert a.intent == "filter" and sparql is not None
+    assert '"oxidiz"' in sparql and '"oxidizers"' not in sparql  # "Oxidizing Liquids" holds it
+
+
+def test_same_or_different_names_the_plural_of_the_property() -> None:
+    a = analyse(
+        "Do Pyridine and Methanol have the same hazard class?", index=SOLVENTS, ontology=ONTOLOGY
+    )
+    facts = [
+        _fact("pyridine", "Pyridine", "hazardClass", "3"),
+        _fact("methanol", "Methanol", "hazardClass", "3 (6.1)"),
+    ]
+    facts = [f.model_copy(update={"predicate_label": "hazard class"}) for f in facts]
+    out = compose_extractive(a, facts, [])
+    assert out.text is not None and out.text.startswith("No, the hazard classes differ")
