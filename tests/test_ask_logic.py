@@ -229,7 +229,7 @@ def test_which_of_these_are_phrase_becomes_a_filter() -> None:
     from hybrid_rag.ask.kg import _template
 
     sparql = _template(a)
-    assert sparql is not None and '"corrosive"' in sparql and '"metals"' in sparql
+    assert sparql is not None and '"corrosive"' in sparql and '"metal"' in sparql
     assert '"to"' not in sparql
 
 
@@ -456,3 +456,95 @@ def test_yes_no_category_answer_says_yes_or_no_with_the_classes() -> None:
     ]
     out = compose_extractive(yes, [], passages)  # no classes stated: the sheet's own words
     assert out.text is not None and not out.text.startswith(("Yes", "No"))
+
+
+SOLVENTS = ProductIndex(
+    [
+        ("cyclohexane", ["Cyclohexane 99% ACS Grade", "Cyclohexane"]),
+        ("hexanes", ["Hexanes 99.9% Semiconductor/Electronic Grade", "Hexane"]),
+        ("mek", ["Methyl Ethyl Ketone (MEK), Lab Grade", "Methyl Ethyl Ketone", "MEK"]),
+        ("daa", ["Diacetone Alcohol", "2-Methyl-2-pentanol-4-one"]),
+        ("methanol", ["Methanol 99% Lab Grade", "Methanol", "Methyl alcohol"]),
+        ("pyridine", ["Pyridine Analytical Reagent Grade", "Pyridine"]),
+        ("h2o2", ["Hydrogen Peroxide 30% Solution, Lab Grade"]),
+        ("agno3", ["Silver Nitrate, Lab", "Silver Nitrate"]),
+    ]
+)
+
+
+def test_a_plural_name_links_the_sheet_named_in_the_singular() -> None:
+    found = SOLVENTS.link("Do Cyclohexane and Hexanes share the same transport hazard class?")
+    assert {m.doc_id for m in found} == {"cyclohexane", "hexanes"}
+
+
+def test_a_name_whose_words_are_said_apart_inside_other_names_is_not_linked() -> None:
+    q = "Which boils lowest: Cyclohexane 99%, Methyl Ethyl Ketone, or Diacetone Alcohol?"
+    assert {m.doc_id for m in SOLVENTS.link(q)} == {"cyclohexane", "mek", "daa"}
+    said = SOLVENTS.link("Which boils lower, Methyl alcohol or Methyl Ethyl Ketone?")
+    assert {m.doc_id for m in said} == {"methanol", "mek"}  # said together, it is named
+
+
+@pytest.mark.parametrize(
+    ("question", "intent", "polar"),
+    [
+        ("Which is denser, Pyridine or Methanol?", "max", False),
+        ("Is Pyridine heavier than Methanol?", "max", True),
+        ("Which of Pyridine and Methanol is the densest?", "max", False),
+    ],
+)
+def test_an_inflected_comparative_of_a_property_adjective_compares(
+    question: str, intent: str, polar: bool
+) -> None:
+    a = analyse(question, index=SOLVENTS, ontology=ONTOLOGY)
+    assert (a.intent, a.polar) == (intent, polar)
+    assert [p.name for p in a.properties] == ["relativeDensity"]
+
+
+def test_a_comparison_with_a_value_without_a_number_shows_the_values_side_by_side() -> None:
+    a = analyse("Which is less volatile, Pyridine or Methanol?", index=SOLVENTS, ontology=ONTOLOGY)
+    assert a.intent == "min" and a.properties[0].name == "vaporPressure"
+    facts = [
+        _fact("methanol", "Methanol", "vaporPressure", "97 mmHg", 97.0),
+        _fact("pyridine", "Pyridine", "vaporPressure", "20 mbar @ 20 °C"),  # not typed
+    ]
+    out = compose_extractive(a, facts, [])
+    assert out.text is not None and out.abstention is None
+    assert "20 mbar" in out.text and "97 mmHg" in out.text
+    assert "lower" not in out.text and "not stated" not in out.text  # no winner, no "missing"
+
+
+def test_a_comparison_asks_the_plain_values_of_products_without_a_typed_one() -> None:
+    from hybrid_rag.ask.kg import KGResult, _unranked
+
+    a = analyse("Which is less volatile, Pyridine or Methanol?", index=SOLVENTS, ontology=ONTOLOGY)
+    one = KGResult(facts=[_fact("methanol", "Methanol", "vaporPressure", "97 mmHg", 97.0)])
+    sparql = _unranked(a, one)
+    assert sparql is not None and "vaporPressure" in sparql and "BOUND(?number)" not in sparql
+    both = KGResult(facts=[*one.facts, _fact("pyridine", "Pyridine", "vaporPressure", "18", 18.0)])
+    assert _unranked(a, both) is None
+
+
+def test_filter_words_match_a_value_by_their_stem() -> None:
+    from hybrid_rag.ask.kg import _template
+
+    a = analyse(
+        "Which of the following are oxidizers: Hydrogen Peroxide 30%; Silver Nitrate; Pyridine?",
+        index=SOLVENTS,
+        ontology=ONTOLOGY,
+    )
+    sparql = _template(a)
+    assert a.intent == "filter" and sparql is not None
+    assert '"oxidiz"' in sparql and '"oxidizers"' not in sparql  # "Oxidizing Liquids" holds it
+
+
+def test_same_or_different_names_the_plural_of_the_property() -> None:
+    a = analyse(
+        "Do Pyridine and Methanol have the same hazard class?", index=SOLVENTS, ontology=ONTOLOGY
+    )
+    facts = [
+        _fact("pyridine", "Pyridine", "hazardClass", "3"),
+        _fact("methanol", "Methanol", "hazardClass", "3 (6.1)"),
+    ]
+    facts = [f.model_copy(update={"predicate_label": "hazard class"}) for f in facts]
+    out = compose_extractive(a, facts, [])
+    assert out.text is not None and out.text.startswith("No, the hazard classes differ")

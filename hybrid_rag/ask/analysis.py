@@ -125,6 +125,8 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     higher than B's?") is ``polar`` and its ``subject`` is the product named first.
     """
     products = tuple(index.link(question))
+    if len(products) >= 2:  # "Which is denser, A or B?" asks which is more dense
+        question = _comparatives_spelt_out(question, ontology)
     asked = _without_products(question, products)
     props = _circumstance_last(asked, tuple(match_properties(asked, ontology)), ontology)
     props = _with_narrower(props, ontology)
@@ -273,6 +275,40 @@ def _direction(text: str, props: Sequence[PropertyDef]) -> tuple[Literal["min", 
         if any(lab and lab <= after for lab in labels):
             return way, word
     return words[0][0], words[0][1]
+
+
+_COMPARATIVE = re.compile(r"\b([a-z]{3,}?)(ier|iest|er|est)\b", re.I)
+
+
+def _comparatives_spelt_out(question: str, ontology: Ontology) -> str:
+    """Inflected comparatives of the ontology's adjectives spelt out: "denser" becomes
+    "more dense", "heaviest" "most heavy", when the base word alone names a quantity
+    property ("dense" is a label of the density). Only English morphology lives here;
+    which adjectives name a property comes from the ontology."""
+
+    def spelt(m: re.Match[str]) -> str:
+        word = m.group(0)
+        if word.lower() in COMPARISON_WORDS:
+            return word
+        stem_, ending = m.group(1).lower(), m.group(2).lower()
+        bases = [stem_ + "y"] if ending.startswith("i") else [stem_ + "e", stem_]
+        if len(stem_) > 2 and stem_[-1] == stem_[-2] and not ending.startswith("i"):
+            bases.append(stem_[:-1])  # "hotter" -> "hot"
+        for base in bases:
+            if any(_measured(p, ontology) for p in match_properties(base, ontology)):
+                return f"{'most' if ending.endswith('est') else 'more'} {base}"
+        return word
+
+    return _COMPARATIVE.sub(spelt, question)
+
+
+def _measured(prop: PropertyDef, ontology: Ontology) -> bool:
+    """Whether the property's values are numbers (a quantity, a temperature, a range)."""
+    if prop.kind != "datatype":
+        return False
+    if isinstance(ontology, OntologyMatching):
+        return ontology.value_kind(prop.name) in ("temperature", "number", "range")
+    return True
 
 
 def _without_word(

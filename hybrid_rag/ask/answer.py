@@ -58,7 +58,7 @@ def compose_extractive(
     """
     limit = max_chars
     if a.intent in ("min", "max") and facts:
-        return _ranked(a, facts, limit)
+        return _ranked(a, facts, passages, limit)
     if a.intent == "filter" and a.polar and a.products:
         return _category(a, facts, passages, limit)
     if a.intent == "filter" and a.products:
@@ -92,10 +92,21 @@ def _name(a: QuestionAnalysis, doc_id: str, fallback: str) -> str:
     return next((p.label for p in a.products if p.doc_id == doc_id), fallback)
 
 
-def _ranked(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
+def _ranked(
+    a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passage], limit: int
+) -> Composed:
+    """The winner of a comparison, with every other product's value.
+
+    A product whose sheet states a value without a number to sort on ("104 mbar" in a
+    property typed in mmHg) makes no winner: the values are shown side by side.
+    """
     best: dict[str, Fact] = {}
     for f in facts:  # the template orders by number; keep each document's first (best) value
-        best.setdefault(f.doc_id, f)
+        if f.number is not None and f.status == "stated":
+            best.setdefault(f.doc_id, f)
+    untyped = {f.doc_id for f in facts if f.status == "stated" and f.doc_id not in best}
+    if untyped or not best:
+        return _lookup(a, facts, passages, limit)
     order = list(best.values())
     top, rest = order[0], order[1:]
     superlative = len(a.products) > 2 or re.search(_SUPERLATIVE, a.question, re.I) is not None
@@ -232,10 +243,16 @@ def _same(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
     detail = "; ".join(
         f"{_name(a, d, f.subject)}: {f.value} {_cite(f.evidence)}" for d, f in per_doc.items()
     )
-    head = f"Yes, they share the same {label}" if len(values) == 1 else f"No, the {label}s differ"
+    same = len(values) == 1
+    head = f"Yes, they share the same {label}" if same else f"No, the {_plural(label)} differ"
     return Composed(
         _clip(f"{head}: {detail}.", limit), tuple(f.evidence for f in per_doc.values()), True, False
     )
+
+
+def _plural(label: str) -> str:
+    """ "hazard class" -> "hazard classes", "UN number" -> "UN numbers"."""
+    return label + ("es" if label.endswith(("s", "x", "ch", "sh")) else "s")
 
 
 def _lookup(

@@ -104,6 +104,13 @@ async def run_kg_chain(
         await _run(template, "template", graph=graph, scope=docs, result=result, workers=workers)
         if not result.facts and not result.errors and (broad := _any_property(analysis)):
             await _run(broad, "broadened", graph=graph, scope=docs, result=result, workers=workers)
+        if (unranked := _unranked(analysis, result)) is not None:
+            ranked = {f.doc_id for f in result.facts}
+            before = len(result.facts)
+            await _run(
+                unranked, "template", graph=graph, scope=docs, result=result, workers=workers
+            )
+            result.facts[before:] = [f for f in result.facts[before:] if f.doc_id not in ranked]
     elif llm is not None:
         await _llm_chain(
             analysis,
@@ -144,11 +151,26 @@ def _template(a: QuestionAnalysis) -> str | None:
     if a.intent == "filter" and a.polar:  # "Is X flammable?": all its classes, for a no too
         return fact_query(props)
     if a.intent == "filter":
-        words = [w for term in a.filter_terms for w in tokens(term) if w not in STOPWORDS]
+        words = [_root(w) for term in a.filter_terms for w in tokens(term) if w not in STOPWORDS]
         return fact_query(props if not _classified(a) else [], contains=words[:8])
     if props:
         return fact_query(props)
     return None
+
+
+def _unranked(a: QuestionAnalysis, found: KGResult) -> str | None:
+    """A comparison's values of the products without a typed number to sort on.
+
+    A sheet may print a value the extractor could not type ("104 mbar" where the
+    canonical unit is mmHg): the answer then shows the values side by side instead of
+    saying the sheet does not state one, or naming a winner among the others.
+    """
+    if a.intent not in ("min", "max") or not a.properties or found.errors:
+        return None
+    ranked = {f.doc_id for f in found.facts}
+    if all(d in ranked for d in a.doc_ids):
+        return None
+    return fact_query([a.properties[0].iri])
 
 
 def _any_property(a: QuestionAnalysis) -> str | None:
@@ -160,8 +182,19 @@ def _any_property(a: QuestionAnalysis) -> str | None:
     """
     if a.intent != "filter" or a.threshold is not None or not a.filter_phrase:
         return None
-    words = [w for w in tokens(a.filter_phrase) if w not in STOPWORDS]
+    words = [_root(w) for w in tokens(a.filter_phrase) if w not in STOPWORDS]
     return fact_query([], contains=words[:8]) if words else None
+
+
+def _root(word: str) -> str:
+    """What a value must contain for a word of a filter: a plural or an agent noun
+    without its ending ("oxidizers" -> "oxidiz", held by "Oxidizing Liquids" and
+    "oxidizer"; "metals" -> "metal"); other words, short words and codes as they are."""
+    if len(word) < 6 or not word.isalpha():
+        return word
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    return word[:-2] if word.endswith(("izer", "iser")) else word
 
 
 def _classified(a: QuestionAnalysis) -> bool:

@@ -96,6 +96,7 @@ class ProductIndex:
         """Documents whose product the question names, best first."""
         q = set(tokens(question))
         q |= {t[:-1] for t in q if t.endswith("%")} | {t + "%" for t in q if t[0].isdigit()}
+        q |= {_singular(t) for t in q}  # "Hexanes" names the sheet whose alias is "Hexane"
         best: dict[str, tuple[float, float, _Label, frozenset[str]]] = {}
         for lab in self._labels:
             matched = lab.toks & q
@@ -118,11 +119,26 @@ class ProductIndex:
         chosen = _select(ranked, self.label_of)
         explained = {t for m in chosen for t in m.matched}
         have = {m.doc_id for m in chosen}
-        return chosen + [
+        found = chosen + [
             m
             for m in self._by_head(question)
             if m.doc_id not in have and not m.matched <= explained
         ]
+        return self._without_scattered(question, found)
+
+    def _without_scattered(self, question: str, found: list[ProductMatch]) -> list[ProductMatch]:
+        """Drop a match whose words the question says apart, each inside another named
+        product ("Methyl alcohol" from "Methyl Ethyl Ketone, or Diacetone Alcohol")."""
+        toks = tokens(question)
+        out: list[ProductMatch] = []
+        for m in found:
+            others = {t for o in found if o is not m for t in o.matched}
+            if len(m.matched) > 1 and m.matched <= others:
+                own = self.doc_tokens(m.doc_id)
+                if not any(m.matched <= run for run in _runs(toks, own)):
+                    continue
+            out.append(m)
+        return out
 
     def _by_head(self, question: str) -> list[ProductMatch]:
         """Products named by the head of their name only ("Guaiacol" for "Guaiacol, USP
@@ -203,6 +219,27 @@ def _words(question: str) -> list[tuple[str, bool]]:
 def _foreign(words: list[tuple[str, bool]], i: int, lab: _Label) -> bool:
     """Whether the word at ``i`` is a name word ``lab`` does not have."""
     return 0 <= i < len(words) and words[i][1] and words[i][0] not in lab.toks
+
+
+def _singular(token: str) -> str:
+    """A plural word's singular ("hexanes" -> "hexane"); other words unchanged."""
+    if len(token) > 4 and token.isalpha() and token.endswith("s") and not token.endswith("ss"):
+        return token[:-1]
+    return token
+
+
+def _runs(toks: Sequence[str], own: frozenset[str]) -> list[frozenset[str]]:
+    """The name words of ``own`` each uninterrupted run of the question's tokens holds."""
+    runs: list[frozenset[str]] = []
+    run: set[str] = set()
+    for t in [*toks, ""]:
+        said = {v for v in (t, _singular(t), t + "%", t.rstrip("%")) if v in own} if t else set()
+        if said:
+            run |= said
+        elif run:
+            runs.append(frozenset(run))
+            run = set()
+    return runs
 
 
 def _label_tokens(label: str) -> frozenset[str]:
