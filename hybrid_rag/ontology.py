@@ -117,6 +117,9 @@ class TurtleOntology:
             its value (``msds:readFrom``).
         narrower: per property local name, its sub-properties (``rdfs:subPropertyOf``):
             "personal protective equipment" is eye, hand, skin and respiratory protection.
+        lower_when_more: per property local name, adjectives that a product has more of
+            when the value is lower (``msds:lowerWhenMore``: "acidic" for the pH,
+            "toxic" for an LD50).
         source: where the definitions came from, for error messages.
     """
 
@@ -130,6 +133,7 @@ class TurtleOntology:
         search_labels: dict[str, tuple[str, ...]] | None = None,
         read_from: dict[str, tuple[str, ...]] | None = None,
         narrower: dict[str, tuple[str, ...]] | None = None,
+        lower_when_more: dict[str, tuple[str, ...]] | None = None,
         source: str = "<memory>",
     ) -> None:
         if not properties:
@@ -144,6 +148,7 @@ class TurtleOntology:
         self._search = dict(search_labels or {})
         self._read_from = dict(read_from or {})
         self._narrower = dict(narrower or {})
+        self._lower_when_more = dict(lower_when_more or {})
         self._source = source
         self._label_index: _LabelIndex | None = None
 
@@ -277,6 +282,11 @@ class TurtleOntology:
         """The property's search-only labels (``skos:hiddenLabel``)."""
         return self._search.get(name, ())
 
+    def lower_when_more(self, name: str) -> tuple[str, ...]:
+        """Adjectives a product has more of when the value is lower
+        (``msds:lowerWhenMore``: "more acidic" is the lower pH)."""
+        return self._lower_when_more.get(name, ())
+
     def match_properties(self, text: str) -> list[tuple[PropertyDef, float]]:
         """Which properties ``text`` (typically a question) talks about.
 
@@ -405,6 +415,7 @@ def _from_graph(graph: Any, *, source: str) -> TurtleOntology:
     search: dict[str, tuple[str, ...]] = {}
     read_from: dict[str, tuple[str, ...]] = {}
     narrower: dict[str, list[str]] = {}
+    inverse: dict[str, tuple[str, ...]] = {}
     for kind, type_iri in kinds.items():
         for subj in sorted(graph.subjects(RDF.type, type_iri), key=str):
             if not isinstance(subj, URIRef):
@@ -418,6 +429,8 @@ def _from_graph(graph: Any, *, source: str) -> TurtleOntology:
             ns = pdef.iri[: len(pdef.iri) - len(pdef.name)]
             if sources := _values(graph, pdef.iri, ns + "readFrom"):
                 read_from[pdef.name] = tuple(_local(v) for v in sources)
+            if words := _values(graph, pdef.iri, ns + "lowerWhenMore"):
+                inverse[pdef.name] = tuple(words)
             for parent in _values(graph, pdef.iri, _RDFS + "subPropertyOf"):
                 narrower.setdefault(_local(parent), []).append(pdef.name)
     if not props:
@@ -432,6 +445,7 @@ def _from_graph(graph: Any, *, source: str) -> TurtleOntology:
         search_labels=search,
         read_from=read_from,
         narrower={k: tuple(v) for k, v in narrower.items()},
+        lower_when_more=inverse,
         source=source,
     )
 

@@ -536,8 +536,12 @@ class OntologyMatching(Protocol):
     * ``search_labels(name)`` are the property's search-only words (``skos:hiddenLabel``:
       "dangerous goods" for the UN number); a router treats them, like the labels, as
       naming the property rather than as words a value must contain.
+    * ``lower_when_more(name)`` are adjectives a product has more of when the value is
+      lower ("acidic" for the pH, "toxic" for an LD50), so "the more acidic" sorts by
+      the lowest pH; empty when none (then "more" is the higher value).
     * Unknown property names give the defaults (``text``, ``None``, ``None``, ``()``,
-      ``()``, ``()``); no method raises for them. Implementations are immutable and thread-safe.
+      ``()``, ``()``, ``()``); no method raises for them. Implementations are immutable
+      and thread-safe.
     """
 
     def match_properties(self, text: str) -> list[tuple[PropertyDef, float]]:
@@ -566,6 +570,10 @@ class OntologyMatching(Protocol):
 
     def narrower(self, name: str) -> tuple[str, ...]:
         """The property's sub-properties, which an umbrella question also asks for."""
+        ...
+
+    def lower_when_more(self, name: str) -> tuple[str, ...]:
+        """Adjectives a product has more of when the property's value is lower."""
         ...
 
 

@@ -548,3 +548,21 @@ def test_hazard_section_response_statements_are_first_aid_after_section_4(
     assert swallowed == ["Rinse mouth. Do NOT induce vomiting."]  # "Fire:" starts another group
     for f in ex.facts:
         assert f.quote in SECTIONS_2_AND_4
+
+
+@pytest.mark.parametrize(
+    ("printed", "mmhg"),
+    [
+        ("24 mmHg @ 20 °C", 24.0),
+        ("104 mbar @ 20 °C", 78.0064),
+        ("3.6 hPa", 2.7002),
+        ("0.129 kPa", 0.9676),
+        ("1.3 mm Hg", 1.3),
+        ("No data available", None),
+    ],
+)
+def test_a_pressure_in_another_unit_is_stored_in_the_canonical_one(
+    printed: str, mmhg: float | None
+) -> None:
+    number, unit = parse_quantity(printed, kind="number", unit="mmHg")
+    assert number == mmhg and unit == (None if mmhg is None else "mmHg")

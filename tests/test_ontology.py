@@ -229,6 +229,7 @@ def test_search_labels_come_from_the_ontology_not_code() -> None:
     @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
     @prefix skos: <http://www.w3.org/2004/02/skos/core#> .
     ex:topSpeed a owl:DatatypeProperty ; rdfs:label "Top speed" ; skos:hiddenLabel "how fast" .
+    ex:lapTime a owl:DatatypeProperty ; rdfs:label "Lap time" ; ex:lowerWhenMore "quick" .
     ex:colour a owl:DatatypeProperty ; rdfs:label "Paint" ;
         ex:readFrom ex:topSpeed ; ex:section 3 ; ex:valueKind "procedure" .
     """
@@ -243,6 +244,7 @@ def test_search_labels_come_from_the_ontology_not_code() -> None:
         "procedure",
     )
     assert (o.read_from("nope"), o.section("nope"), o.value_kind("nope")) == ((), None, "text")
+    assert o.lower_when_more("lapTime") == ("quick",) and o.lower_when_more("topSpeed") == ()
 
 
 def test_turtle_ontology_offers_matching_protocol(onto: TurtleOntology) -> None:

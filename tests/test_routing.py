@@ -211,6 +211,8 @@ E, D, S = "Examplon Solvent 99%", "Demoline Glass Cleaner", "Samplex Acid Descal
         (f"Which of {E}, {D} and {S} has the highest boiling point?", "max", False),
         (f"Which is more acidic, {E} or {D}?", "min", False),  # acidic: the lower pH
         (f"Is {E} less alkaline than {D}?", "min", True),
+        (f"Which is more toxic if swallowed, {E} or {D}?", "min", False),  # the lower LD50
+        (f"Is {D} less toxic if swallowed than {S}?", "max", True),
     ],
 )
 def test_comparatives_and_superlatives_route_to_comparisons(

@@ -25,8 +25,6 @@ __all__ = ["Intent", "QuestionAnalysis", "ScopeView", "analyse", "match_properti
 Intent = Literal["lookup", "min", "max", "filter", "same", "procedure", "out_of_scope", "unsafe"]
 """What a question asks for; see :class:`~hybrid_rag.protocols.QuestionRouter`."""
 
-_MAX = re.compile(r"\b((?:most|more) (?:alkaline|basic)|(?:least|less) acidic)\b")
-_MIN = re.compile(r"\b((?:most|more) acidic|(?:least|less) (?:alkaline|basic))\b")
 _SAME = re.compile(
     r"^(do|does|are|is|have|has)\b.*\b(same|share|identical|equal|differ|different)\b"
 )
@@ -137,7 +135,7 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     sections: tuple[int, ...] = ()
     intent: Intent = "lookup"
     limit = threshold(question) if len(products) >= 2 else None
-    direction = _direction(text, props) if len(products) >= 2 else None
+    direction = _direction(text, props, ontology) if len(products) >= 2 else None
     if direction is not None and direction[1] in COMPARISON_WORDS:
         props = _without_word(question, direction[1], props, ontology)
     if len(products) >= 2 and _SAME.search(start):
@@ -257,24 +255,35 @@ def _circumstance_last(
     return tuple(sorted(props, key=lambda p: p.iri not in asked))
 
 
-def _direction(text: str, props: Sequence[PropertyDef]) -> tuple[Literal["min", "max"], str] | None:
+def _direction(
+    text: str, props: Sequence[PropertyDef], ontology: Ontology
+) -> tuple[Literal["min", "max"], str] | None:
     """The comparison's direction: a word right before a property's label wins.
 
     "the most acutely toxic if swallowed (lowest oral LD50)" sorts by the lowest LD50:
-    "lowest" stands before a label of the property, "most" does not.
+    "lowest" stands before a label of the property, "most" does not. A comparison word
+    before an adjective the ontology says a product has more of when the value is lower
+    (``lower_when_more``: "more acidic", "most toxic") sorts the other way.
     """
-    for pattern, way in ((_MIN, "min"), (_MAX, "max")):  # "most acidic": the word fixes it
-        if m := pattern.search(text):
-            return way, m.group(0)  # type: ignore[return-value]
     words = comparison_words(text)
     if not words:
         return None
+    inverse = _lower_when_more(props, ontology)
     labels = [set(tokens(label)) for p in props for label in p.labels]
     for way, word, end in words:
-        after = set(tokens(text[end:])[:5])
-        if any(lab and lab <= after for lab in labels):
+        after = tokens(text[end:])[:5]
+        if inverse & set(after[:3]):  # "more acutely toxic"
+            return ("min" if way == "max" else "max"), word
+        if any(lab and lab <= set(after) for lab in labels):
             return way, word
     return words[0][0], words[0][1]
+
+
+def _lower_when_more(props: Sequence[PropertyDef], ontology: Ontology) -> set[str]:
+    """Tokens of the adjectives the asked properties grow less of ("acidic" for the pH)."""
+    if not isinstance(ontology, OntologyMatching):
+        return set()
+    return {t for p in props for w in ontology.lower_when_more(p.name) for t in tokens(w)}
 
 
 _COMPARATIVE = re.compile(r"\b([a-z]{3,}?)(ier|iest|er|est)\b", re.I)

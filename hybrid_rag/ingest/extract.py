@@ -287,6 +287,15 @@ def _parse_temperature(value: str) -> tuple[float | None, str | None]:
     return None, None
 
 
+# other units a sheet prints a quantity in, per canonical unit: the factor to it
+_CONVERSIONS: dict[str, dict[str, float]] = {
+    "mmHg": {
+        "kPa": 7.50062, "hPa": 0.750062, "mbar": 0.750062, "Pa": 0.00750062,
+        "torr": 1.0, "mm Hg": 1.0, "atm": 760.0, "psi": 51.7149, "bar": 750.062,
+    },
+}  # fmt: skip
+
+
 def _parse_number(value: str, unit: str | None) -> tuple[float | None, str | None]:
     if unit:
         esc = re.escape(unit).replace(r"\ ", r"\s*")
@@ -294,12 +303,28 @@ def _parse_number(value: str, unit: str | None) -> tuple[float | None, str | Non
         m = re.search(rf"(?<![\w.])({_NUM})(?:\s*[-–]\s*{_NUM})?\s*{esc}", value, re.IGNORECASE)
         if m:
             return _to_float(m.group(1)), unit
+        if (converted := _converted(value, unit)) is not None:
+            return converted, unit
         if re.search(r"[A-Za-z%]", value.split("(")[0]) and unit not in ("%",):
             return None, None
     m2 = _FIRST_NUM.search(value)
     if m2 is None:
         return None, None
     return _to_float(m2.group("a")), unit
+
+
+def _converted(value: str, unit: str) -> float | None:
+    """The first number printed in another unit of the same quantity, in ``unit``
+    ("104 mbar @ 20 °C" -> 78.0 mmHg); ``None`` when there is none."""
+    others = _CONVERSIONS.get(unit)
+    if not others:
+        return None
+    names = "|".join(sorted(others, key=len, reverse=True))  # kPa before Pa
+    m = re.search(rf"(?<![\w.])({_NUM})\s*({names})\b", value, re.IGNORECASE)
+    if m is None or (num := _to_float(m.group(1))) is None:
+        return None
+    factor = next(f for name, f in others.items() if name.lower() == m.group(2).lower())
+    return round(num * factor, 4)
 
 
 # ---------------------------------------------------------------- page scanning
