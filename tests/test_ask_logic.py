@@ -349,6 +349,8 @@ def test_organs_by_exposure_are_the_stot_properties(question: str, prop: str) ->
         ("How toxic is Acetone, HPLC Grade if inhaled?", "lc50Inhalation"),  # split by the name
         ("How toxic is Acetone, HPLC Grade if swallowed?", "ld50Oral"),
         ("Who manufactures Acetone, HPLC Grade?", "supplierName"),
+        ("What is the ACGIH exposure limit for Acetone, HPLC Grade?", "acgihTlvTwa"),
+        ("What are the OSHA exposure limits for Acetone, HPLC Grade?", "oshaPelTwa"),
     ],
 )
 def test_property_phrases_split_by_the_product_name(question: str, prop: str) -> None:
