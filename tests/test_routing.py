@@ -381,3 +381,8 @@ def test_a_formula_with_another_strength_is_missing_not_the_stored_strength() ->
 def test_list_items_are_not_read_as_namesakes(question: str) -> None:
     a = OfflineRouter().route_sync(question, scope=FORMULAS_SCOPE)
     assert a.intent != "out_of_scope" and len(a.products) == 2
+
+
+def test_a_bare_number_links_no_product_whose_alias_starts_with_it() -> None:
+    a = OfflineRouter().route_sync("What is 2 + 2?", scope=FORMULAS_SCOPE)  # "2-Propanone"
+    assert a.intent == "out_of_scope" and not a.products

@@ -100,8 +100,8 @@ class ProductIndex:
         best: dict[str, tuple[float, float, _Label, frozenset[str]]] = {}
         for lab in self._labels:
             matched = lab.toks & q
-            if not matched:
-                continue
+            if not any(c.isalpha() for t in matched for c in t):
+                continue  # a bare number ("2 + 2") names no "2-Propanone"
             total = sum(self._idf[t] for t in lab.toks)
             got = sum(self._idf[t] for t in matched)
             cov = round(got / total, 6) if total else 0.0  # sums over sets: order varies
@@ -159,7 +159,7 @@ class ProductIndex:
                 k = 0
                 while k < len(lab.order) and i + k < len(toks) and toks[i + k] == lab.order[k]:
                     k += 1
-                if not k or not total:
+                if not k or not total or not any(c.isalpha() for t in lab.order[:k] for c in t):
                     continue
                 got = sum(self._idf[t] for t in lab.order[:k]) / total
                 if got < HEAD_SHARE or _foreign(words, i - 1, lab) or _foreign(words, i + k, lab):
