@@ -386,3 +386,23 @@ def test_list_items_are_not_read_as_namesakes(question: str) -> None:
 def test_a_bare_number_links_no_product_whose_alias_starts_with_it() -> None:
     a = OfflineRouter().route_sync("What is 2 + 2?", scope=FORMULAS_SCOPE)  # "2-Propanone"
     assert a.intent == "out_of_scope" and not a.products
+
+
+RATIOS = ProductIndex(
+    [
+        ("hcl-1pct", ["Hydrochloric Acid 1% Solution"]),
+        ("hcl-1to1", ["1:1 Hydrochloric Acid Solution"]),
+        ("brochure", ["1369 1811"]),
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "docs"),
+    [
+        ("What is the signal word for 1:1 Hydrochloric Acid Solution?", ["hcl-1to1"]),
+        ("What is the CAS number of 1369 1811?", ["brochure"]),  # a name of numbers only
+    ],
+)
+def test_numbers_link_as_the_name_prints_them(question: str, docs: list[str]) -> None:
+    assert [m.doc_id for m in RATIOS.link(question)] == docs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -95,12 +96,14 @@ class ProductIndex:
     def link(self, question: str) -> list[ProductMatch]:
         """Documents whose product the question names, best first."""
         q = set(tokens(question))
-        q |= {t[:-1] for t in q if t.endswith("%")} | {t + "%" for t in q if t[0].isdigit()}
+        q |= {t[:-1] for t in q if t.endswith("%")} | {
+            n + "%" for n in _BARE_NUMBER.findall(question)
+        }
         q |= {_singular(t) for t in q}  # "Hexanes" names the sheet whose alias is "Hexane"
         best: dict[str, tuple[float, float, _Label, frozenset[str]]] = {}
         for lab in self._labels:
             matched = lab.toks & q
-            if not any(c.isalpha() for t in matched for c in t):
+            if not matched or (_wordless(matched) and not _wordless(lab.toks)):
                 continue  # a bare number ("2 + 2") names no "2-Propanone"
             total = sum(self._idf[t] for t in lab.toks)
             got = sum(self._idf[t] for t in matched)
@@ -159,7 +162,7 @@ class ProductIndex:
                 k = 0
                 while k < len(lab.order) and i + k < len(toks) and toks[i + k] == lab.order[k]:
                     k += 1
-                if not k or not total or not any(c.isalpha() for t in lab.order[:k] for c in t):
+                if not k or not total or (_wordless(lab.order[:k]) and not _wordless(lab.toks)):
                     continue
                 got = sum(self._idf[t] for t in lab.order[:k]) / total
                 if got < HEAD_SHARE or _foreign(words, i - 1, lab) or _foreign(words, i + k, lab):
@@ -240,6 +243,14 @@ def _runs(toks: Sequence[str], own: frozenset[str]) -> list[frozenset[str]]:
             runs.append(frozenset(run))
             run = set()
     return runs
+
+
+_BARE_NUMBER = re.compile(r"(?<![\w:.])(\d+(?:\.\d+)?)(?![\w:.%])")  # "3" of "3 %"; not "1:1"
+
+
+def _wordless(toks: Iterable[str]) -> bool:
+    """Whether no token has a letter (numbers only: "2", "1369")."""
+    return not any(c.isalpha() for t in toks for c in t)
 
 
 def _label_tokens(label: str) -> frozenset[str]:
