@@ -178,6 +178,23 @@ def test_label_line_needs_the_label_as_words_and_prefers_a_value_with_digits() -
     assert out.text is not None and "67-63-0" in out.text and "Concentration" not in out.text
 
 
+def test_a_value_the_sheet_says_is_not_available_is_not_taken_from_mid_line_text() -> None:
+    a = analyse(
+        "What is the CAS number of Isopropyl Alcohol 91% Lab Grade?", index=INDEX, ontology=ONTOLOGY
+    )
+    listing = "US. EPCRA Section 313\nListed, Diethanolamine (CAS #111-42-2)."
+    passages = [Passage(doc_id="ipa-91", page=9, chunk_id="c9", score=0.1, text=listing)]
+    na = [_fact("ipa-91", "IPA", "casNumber", "N/A", status="unavailable")]
+    out = compose_extractive(a, na, passages)
+    assert out.text is not None and "111-42-2" not in out.text.split(".")[0]
+    assert "not available" in out.text and out.abstention == "not_stated"
+    table = "Component Type Value\nIsopropyl alcohol CAS number 67-63-0"  # no fact: a row
+    row = compose_extractive(
+        a, [], [Passage(doc_id="ipa-91", page=1, chunk_id="c0", score=0.1, text=table)]
+    )
+    assert row.text is not None and "67-63-0" in row.text
+
+
 def test_nothing_relevant_in_passages_is_an_abstention() -> None:
     a = analyse(
         "What is the half-life of Libman All Purpose Cleaner?", index=INDEX, ontology=ONTOLOGY

@@ -400,7 +400,7 @@ def _prop_text(
         return f"{prop.label} {' / '.join(vals)} {_cite(f0.evidence)}", [f0.evidence]
     if (prop.kind == "object" or procedure) and not facts:
         return None  # described in prose: the passages answer better than "not stated"
-    line = _label_line(prop, passages, doc_id)
+    line = _label_line(prop, passages, doc_id, opening=bool(facts))
     if line is not None:
         return line
     if facts:
@@ -412,15 +412,19 @@ def _prop_text(
 
 
 def _label_line(
-    prop: PropertyDef, passages: Sequence[Passage], doc_id: str
+    prop: PropertyDef, passages: Sequence[Passage], doc_id: str, *, opening: bool = False
 ) -> tuple[str, list[Evidence]] | None:
     """A passage line that prints the property's label (as words) followed by a value.
 
     Lines whose value part has a digit win over the others (a column header such as
-    "CAS number Concentration" also prints the label).
+    "CAS number Concentration" also prints the label). With ``opening`` (the sheet
+    says elsewhere that the value is not available) the label must open the line, after
+    a bullet or item number: "Vapor Density ..." is then no density line, and "Listed,
+    Diethanolamine (CAS #111-42-2)" no CAS number of the product.
     """
+    lead = r"^[\s•*-]*(?:\d{1,2}(?:\.\d{1,2})*\.?\s+)?" if opening else r"(?<![\w])"
     labels = [
-        re.compile(rf"(?<![\w]){re.escape(norm(lab))}(?![\w])(.*)$")
+        re.compile(rf"{lead}{re.escape(norm(lab))}(?![\w])(.*)$")
         for lab in prop.labels
         if len(lab) > 2
     ]
