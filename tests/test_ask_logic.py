@@ -562,8 +562,22 @@ def test_same_or_different_names_the_plural_of_the_property() -> None:
     )
     facts = [
         _fact("pyridine", "Pyridine", "hazardClass", "3"),
-        _fact("methanol", "Methanol", "hazardClass", "3 (6.1)"),
+        _fact("methanol", "Methanol", "hazardClass", "8"),
     ]
     facts = [f.model_copy(update={"predicate_label": "hazard class"}) for f in facts]
     out = compose_extractive(a, facts, [])
     assert out.text is not None and out.text.startswith("No, the hazard classes differ")
+
+
+def test_same_class_with_a_subsidiary_in_parentheses_is_the_same_class() -> None:
+    a = analyse(
+        "Do Pyridine and Methanol have the same hazard class?", index=SOLVENTS, ontology=ONTOLOGY
+    )
+    facts = [
+        _fact("pyridine", "Pyridine", "hazardClass", "3"),
+        _fact("methanol", "Methanol", "hazardClass", "3 (6.1)"),
+    ]
+    facts = [f.model_copy(update={"predicate_label": "hazard class"}) for f in facts]
+    out = compose_extractive(a, facts, [])
+    assert out.text is not None and out.text.startswith("Yes, they share the same hazard class")
+    assert "3 (6.1)" in out.text  # the subsidiary class is still shown

@@ -238,7 +238,11 @@ def _same(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
             per_doc.setdefault(f.doc_id, f)
     if len(per_doc) < 2:
         return _lookup(a, facts, (), limit)
-    values = {_canon(f.value) for f in per_doc.values()}
+    # a parenthesised part qualifies the value ("8 (5.1)": class 8, subsidiary 5.1): the
+    # values are the same when what stands outside the parentheses is; both are shown
+    values = {
+        _canon(re.sub(r"\([^()]*\)", " ", f.value)) or _canon(f.value) for f in per_doc.values()
+    }
     label = _in_sentence(next(iter(per_doc.values())).predicate_label)
     detail = "; ".join(
         f"{_name(a, d, f.subject)}: {f.value} {_cite(f.evidence)}" for d, f in per_doc.items()
