@@ -556,28 +556,24 @@ def test_filter_words_match_a_value_by_their_stem() -> None:
     assert '"oxidiz"' in sparql and '"oxidizers"' not in sparql  # "Oxidizing Liquids" holds it
 
 
-def test_same_or_different_names_the_plural_of_the_property() -> None:
+@pytest.mark.parametrize(
+    ("methanol", "head"),
+    [
+        ("8", "No, the hazard classes differ"),  # the plural of the property
+        ("3 (6.1)", "Yes, they share the same hazard class"),  # class 3, subsidiary 6.1
+    ],
+)
+def test_same_or_different_compares_the_values_outside_parentheses(
+    methanol: str, head: str
+) -> None:
     a = analyse(
         "Do Pyridine and Methanol have the same hazard class?", index=SOLVENTS, ontology=ONTOLOGY
     )
     facts = [
         _fact("pyridine", "Pyridine", "hazardClass", "3"),
-        _fact("methanol", "Methanol", "hazardClass", "8"),
+        _fact("methanol", "Methanol", "hazardClass", methanol),
     ]
     facts = [f.model_copy(update={"predicate_label": "hazard class"}) for f in facts]
     out = compose_extractive(a, facts, [])
-    assert out.text is not None and out.text.startswith("No, the hazard classes differ")
-
-
-def test_same_class_with_a_subsidiary_in_parentheses_is_the_same_class() -> None:
-    a = analyse(
-        "Do Pyridine and Methanol have the same hazard class?", index=SOLVENTS, ontology=ONTOLOGY
-    )
-    facts = [
-        _fact("pyridine", "Pyridine", "hazardClass", "3"),
-        _fact("methanol", "Methanol", "hazardClass", "3 (6.1)"),
-    ]
-    facts = [f.model_copy(update={"predicate_label": "hazard class"}) for f in facts]
-    out = compose_extractive(a, facts, [])
-    assert out.text is not None and out.text.startswith("Yes, they share the same hazard class")
-    assert "3 (6.1)" in out.text  # the subsidiary class is still shown
+    assert out.text is not None and out.text.startswith(head)
+    assert methanol in out.text  # the subsidiary class is still shown
