@@ -351,26 +351,16 @@ def test_a_property_named_only_in_a_circumstance_comes_second() -> None:
 @pytest.mark.parametrize(
     ("question", "prop"),
     [
-        ("Which organs does Acetone, HPLC Grade damage with repeated exposure?", "stotRepeated"),
-        ("What organs are affected after a single exposure to Acetone, HPLC Grade?", "stotSingle"),
-    ],
-)
-def test_organs_by_exposure_are_the_stot_properties(question: str, prop: str) -> None:
-    a = analyse(question, index=INDEX, ontology=ONTOLOGY)
-    assert a.properties[0].name == prop
-
-
-@pytest.mark.parametrize(
-    ("question", "prop"),
-    [
         ("How toxic is Acetone, HPLC Grade if inhaled?", "lc50Inhalation"),  # split by the name
         ("How toxic is Acetone, HPLC Grade if swallowed?", "ld50Oral"),
         ("Who manufactures Acetone, HPLC Grade?", "supplierName"),
         ("What is the ACGIH exposure limit for Acetone, HPLC Grade?", "acgihTlvTwa"),
         ("What are the OSHA exposure limits for Acetone, HPLC Grade?", "oshaPelTwa"),
+        ("Which organs does Acetone, HPLC Grade damage with repeated exposure?", "stotRepeated"),
+        ("What organs are affected after a single exposure to Acetone, HPLC Grade?", "stotSingle"),
     ],
 )
-def test_property_phrases_split_by_the_product_name(question: str, prop: str) -> None:
+def test_the_asked_property_comes_first(question: str, prop: str) -> None:
     a = analyse(question, index=INDEX, ontology=ONTOLOGY)
     assert a.properties[0].name == prop
 

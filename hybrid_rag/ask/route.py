@@ -227,7 +227,7 @@ def _unknown_name(question: str, scope: ScopeView) -> str | None:
     """
     known = _ontology_words(scope.ontology) | _product_words(scope) | STOPWORDS | _GRAMMAR
     known |= _property_words(scope.ontology)
-    words = re.findall(r"[\w%][\w%.,'/-]*", question)
+    words = _WORD.findall(question)
     for i, w in enumerate(words):
         if i > 0 and _unknown_code(w, words[i - 1], known, scope.ontology):
             return _name_around(words, i, known)
@@ -260,7 +260,7 @@ def _near_namesake(question: str, a: QuestionAnalysis, scope: ScopeView) -> str 
     linked product whose own name has another code: "Examplon Solvent 98X" while only
     "Examplon Solvent 99%" is stored names another product, not that one."""
     known = _product_words(scope) | _ontology_words(scope.ontology) | STOPWORDS | _GRAMMAR
-    words = re.findall(r"[\w%][\w%.,'/-]*", question)
+    words = _WORD.findall(question)
     for i in range(1, len(words)):
         if not _unknown_code(words[i], words[i - 1], known, scope.ontology):
             continue

@@ -404,23 +404,21 @@ def _latest_entries(facts: list[ExtractedFact], props: dict[str, _Prop]) -> list
     """Numbered entries of one label ("Revision 1: 08/01/2023", "Revision 2: 11/12/2024"):
     only the highest-numbered one is kept, in the first one's place, its number taken off
     the value. Procedures keep their numbered steps."""
-    best: dict[str, tuple[int, ExtractedFact]] = {}
+    best: dict[str, tuple[int, ExtractedFact]] = {}  # prop -> (number, fact without it)
     for f in facts:
         m = _ENTRY.fullmatch(f.value) if f.status == "stated" and not f.object_label else None
         prop = props.get(f.prop)
-        numbered = m is not None and prop is not None and prop.kind != "procedure"
-        if m and numbered and int(m.group(1)) > best.get(f.prop, (-1, f))[0]:
-            best[f.prop] = (int(m.group(1)), f)
+        if m is None or prop is None or prop.kind == "procedure":
+            continue
+        if int(m.group(1)) > best.get(f.prop, (-1, f))[0]:
+            best[f.prop] = (int(m.group(1)), replace(f, value=m.group(2)))
     out: list[ExtractedFact] = []
-    emitted: set[str] = set()
     for f in facts:
         entry = best.get(f.prop)
         if entry is None or f.status != "stated" or not _ENTRY.fullmatch(f.value):
             out.append(f)
-        elif f.prop not in emitted:
-            emitted.add(f.prop)
-            value = _ENTRY.fullmatch(entry[1].value).group(2)  # type: ignore[union-attr]
-            out.append(replace(entry[1], value=value))
+        elif entry[1] not in out:
+            out.append(entry[1])
     return out
 
 
