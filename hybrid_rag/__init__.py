@@ -1,7 +1,7 @@
 """hybrid_rag: agentic hybrid RAG over an ontology-constrained knowledge graph and chunks.
 
 Every document becomes an RDF named graph (facts with page-level evidence) and embedded
-chunks; a question runs against both and returns a typed :class:`Answer` with citations.
+chunks; a question runs against both and returns a typed ``Answer`` with citations.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Argument checks shared by the seams' implementations (stores, embedders).
 
 Each check returns the argument in the form the caller works with, or raises
-:class:`~hybrid_rag.errors.InputError` naming the argument and what was wrong, before
-any I/O. They implement the argument rules written in :mod:`hybrid_rag.protocols`.
+``InputError`` naming the argument and what was wrong, before
+any I/O. They implement the argument rules written in ``hybrid_rag.protocols``.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def _numeric(value: object, *, name: str) -> npt.NDArray[np.float32]:
 
 
 def check_chunks(chunks: object) -> list[Chunk]:
-    """``chunks`` as a list when it is a sequence of :class:`~hybrid_rag.models.Chunk`."""
+    """``chunks`` as a list when it is a sequence of ``Chunk``."""
     from hybrid_rag.models import Chunk
 
     items = _items(chunks, name="chunks", what="Chunk")
@@ -157,7 +157,7 @@ def check_doc_id(doc_id: object) -> str:
 
 
 def check_info(info: object) -> DocumentInfo:
-    """``info`` when it is a :class:`~hybrid_rag.models.DocumentInfo` with a valid doc id."""
+    """``info`` when it is a ``DocumentInfo`` with a valid doc id."""
     from hybrid_rag.models import DocumentInfo
 
     if not isinstance(info, DocumentInfo):

@@ -1,7 +1,7 @@
 """The evaluation runner behind ``hybrid-rag eval``: corpus assembly, asking and grading.
 
-No terminal output here: :mod:`hybrid_rag.cli` renders what these functions return. The
-grading rule is :mod:`hybrid_rag.evaluation` (the project's single implementation).
+No terminal output here: ``hybrid_rag.cli`` renders what these functions return. The
+grading rule is ``hybrid_rag.evaluation`` (the project's single implementation).
 """
 
 from __future__ import annotations

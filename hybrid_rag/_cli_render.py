@@ -1,6 +1,6 @@
 """Rich rendering for the ``hybrid-rag`` command: progress, tables, answers.
 
-Every piece of user or document text goes through :class:`rich.text.Text` (never markup),
+Every piece of user or document text goes through ``rich.text.Text`` (never markup),
 so a ``[1]`` in a sheet is printed as is.
 """
 
@@ -155,7 +155,7 @@ def failures_table(reports: Sequence[IngestReport]) -> Table | None:
 
 
 def report_view(report: IngestReport) -> Table:
-    """One ingest as a two-column table (the ``rich`` view of :class:`IngestReport`)."""
+    """One ingest as a two-column table (the ``rich`` view of ``IngestReport``)."""
     table = Table(title=f"Ingest {report.status}", title_justify="left", show_header=False)
     table.add_column("field", style="dim")
     table.add_column("value", overflow="fold")
@@ -245,7 +245,7 @@ def _footer(answer: Answer) -> Text:
 
 
 def answer_view(answer: Answer, *, max_facts: int = 20, passage_chars: int = 240) -> Group:
-    """The full human view of an :class:`Answer`."""
+    """The full human view of an ``Answer``."""
     text = answer.text or "No answer: neither chain found support in the documents in scope."
     scope = ", ".join(answer.scope) if answer.scope is not None else "all documents"
     meta = (

@@ -1,7 +1,7 @@
 """Pure formatting for notebooks and reprs: HTML fragments and short one-line summaries.
 
-Used by the display methods of :mod:`hybrid_rag.models` (``_repr_html_``, ``__repr__``).
-Every piece of user or document text goes through :func:`html.escape`; nothing here does
+Used by the display methods of ``hybrid_rag.models`` (``_repr_html_``, ``__repr__``).
+Every piece of user or document text goes through ``html.escape``; nothing here does
 I/O or imports anything heavier than the standard library.
 """
 
@@ -86,7 +86,7 @@ def citations_block(answer: Answer) -> str:
 
 
 def cited_text(answer: Answer) -> str:
-    """The answer text (or :data:`NO_ANSWER`) followed by its numbered citations."""
+    """The answer text (or ``NO_ANSWER``) followed by its numbered citations."""
     block = citations_block(answer)
     return (answer.text or NO_ANSWER) + (f"\n\n{block}" if block else "")
 
@@ -143,7 +143,7 @@ def _answer_details(answer: Answer) -> list[str]:
 
 
 def answer_repr(answer: Answer) -> str:
-    """A one-line ``repr`` of an :class:`Answer` (the full model is ``model_dump()``)."""
+    """A one-line ``repr`` of an ``Answer`` (the full model is ``model_dump()``)."""
     text = "None" if answer.text is None else repr(shorten(answer.text, 80))
     return (
         f"Answer(question={shorten(answer.question, 60)!r}, text={text}, "
@@ -178,7 +178,7 @@ def report_html(report: IngestReport) -> str:
 
 
 def report_repr(report: IngestReport) -> str:
-    """A one-line ``repr`` of an :class:`IngestReport`."""
+    """A one-line ``repr`` of an ``IngestReport``."""
     tail = f", error={shorten(report.error, 80)!r}" if report.error else ""
     return (
         f"IngestReport(doc_id={report.doc_id!r}, status={report.status!r}, "

@@ -1,7 +1,7 @@
-"""One bounded set of worker threads per :class:`~hybrid_rag.HybridRAG`.
+"""One bounded set of worker threads per ``HybridRAG``.
 
 Stores block (pyoxigraph, SQLite, hdbcli, numpy), so the async core calls them from worker
-threads. :class:`Workers` bounds how many such calls one instance runs at once, across
+threads. ``Workers`` bounds how many such calls one instance runs at once, across
 every concurrent ask, ingest and forget, and across event loops (each sync twin called
 from a notebook runs its own loop): a thread-level semaphore, not a loop-bound limiter.
 """

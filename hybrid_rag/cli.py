@@ -477,7 +477,7 @@ def demo(
         store: Persistent store folder (a second run skips unchanged documents).
         corpus: The ``sds`` corpus folder; default ``../shared/corpus/sds`` when present,
             else the sample sheets shipped with the library.
-        embedder: Embedder spec for :class:`HybridRAG`.
+        embedder: Embedder spec for ``HybridRAG``.
         console: Where to print (default stdout).
 
     Returns:

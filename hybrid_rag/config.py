@@ -4,32 +4,32 @@ Resolution, first match wins:
 
 1. **Stores.** HANA settings (``HANA_HOST``/``HANA_PORT``/``HANA_USER``/``HANA_PASSWORD``
    [+ ``HANA_SCHEMA``], a ``.env`` file, or a Cloud Foundry ``VCAP_SERVICES`` hana
-   binding) -> :class:`~hybrid_rag.stores.hana.HanaGraphStore`,
-   :class:`~hybrid_rag.stores.hana.HanaVectorStore` and
-   :class:`~hybrid_rag.stores.hana.HanaCatalog` sharing one per-thread connection pool.
+   binding) -> ``HanaGraphStore``,
+   ``HanaVectorStore`` and
+   ``HanaCatalog`` sharing one per-thread connection pool.
    Else ``SPARQL_QUERY_URL`` (+ ``SPARQL_UPDATE_URL``, ``SPARQL_USER``/``SPARQL_PASSWORD``
-   or ``SPARQL_TOKEN``) -> :class:`~hybrid_rag.stores.sparql_http.SparqlHttpStore` for the
+   or ``SPARQL_TOKEN``) -> ``SparqlHttpStore`` for the
    graph, embedded vectors and catalog. Else the embedded stores.
 2. **Embedder.** ``HYBRID_RAG_EMBEDDER``: ``hana`` (``VECTOR_EMBEDDING`` in the database;
    ``HANA_EMBEDDING_MODEL``, ``HANA_EMBEDDING_DIM``), a registered provider name, or any
-   spec :func:`~hybrid_rag.providers.resolve_embedder` accepts. Unset: ``"auto"``.
+   spec ``resolve_embedder`` accepts. Unset: ``"auto"``.
 3. **LLM.** ``HYBRID_RAG_LLM``: ``<provider>[:<model>]``. Unset: no LLM (the offline,
    extractive path).
 
 Hosted providers, for ``HYBRID_RAG_LLM`` and ``HYBRID_RAG_EMBEDDER`` alike:
 
-* ``openai:<model>``: :class:`~hybrid_rag.providers.OpenAILLM` /
-  :class:`~hybrid_rag.providers.OpenAIEmbedder` with ``OPENAI_BASE_URL`` and
+* ``openai:<model>``: ``OpenAILLM`` /
+  ``OpenAIEmbedder`` with ``OPENAI_BASE_URL`` and
   ``OPENAI_API_KEY`` (and ``HYBRID_RAG_EMBEDDING_DIM`` for an embedding model whose
   size is not known).
-* ``aicore:<model>``: :class:`~hybrid_rag.providers.AICoreLLM` /
-  :class:`~hybrid_rag.providers.AICoreEmbedder`; credentials from ``AICORE_*``
+* ``aicore:<model>``: ``AICoreLLM`` /
+  ``AICoreEmbedder``; credentials from ``AICORE_*``
   (``AICORE_SERVICE_KEY``, ``AICORE_CLIENT_ID`` ...), ``~/.aicore/config.json`` or
   ``VCAP_SERVICES`` as the SDK reads them, ``AICORE_RESOURCE_GROUP``.
 
 Their responses are cached under ``HYBRID_RAG_CACHE_DIR`` (default
 ``.hybrid_rag/cache``; ``off`` disables it). More providers plug in through
-:data:`LLM_PROVIDERS` and :data:`EMBEDDER_PROVIDERS`: a name mapped to a factory that
+``LLM_PROVIDERS`` and ``EMBEDDER_PROVIDERS``: a name mapped to a factory that
 takes the model (``""`` when not given) and the merged environment. Nothing here opens a
 connection; one log line says what was chosen (never a secret).
 """
@@ -141,7 +141,7 @@ EMBEDDER_PROVIDERS: dict[str, Callable[[str, Env], Embedder]] = {
 
 @dataclass(frozen=True, slots=True)
 class Components:
-    """What :func:`resolve_components` chose; ``None`` means the embedded default.
+    """What ``resolve_components`` chose; ``None`` means the embedded default.
 
     Attributes:
         graph: Graph store, or ``None`` for embedded Oxigraph.

@@ -1,4 +1,4 @@
-"""One exception tree for the library, rooted at :class:`HybridRAGError`.
+"""One exception tree for the library, rooted at ``HybridRAGError``.
 
 Every error a user can trigger with bad input is one of these, names the problem in its
 message, and is raised before any store is changed.

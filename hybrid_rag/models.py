@@ -112,7 +112,7 @@ class Fact(_Model):
 
 
 class PreparedDocument(_Model):
-    """A parsed and chunked document: what an :class:`~hybrid_rag.protocols.Extractor` reads.
+    """A parsed and chunked document: what an ``Extractor`` reads.
 
     ``pages`` are every page in order (1-based numbers, empty pages kept so numbers stay
     true); ``chunks`` never cross pages.
@@ -160,7 +160,7 @@ class ChainError(_Model):
 
 
 class Answer(_Model):
-    """The typed result of :meth:`HybridRAG.ask`.
+    """The typed result of ``HybridRAG.ask``.
 
     Every statement in ``text`` is backed by ``facts`` (each with evidence) or
     ``passages``. When the answer abstains, ``abstention`` says why (code reads it) and
@@ -193,7 +193,7 @@ class Answer(_Model):
         return _display.answer_html(self)
 
     def __rich__(self) -> RenderableType:
-        """Terminal view for :mod:`rich` (``rich.print(answer)``)."""
+        """Terminal view for ``rich`` (``rich.print(answer)``)."""
         from hybrid_rag._cli_render import answer_view
 
         return answer_view(self)
@@ -229,7 +229,7 @@ class IngestReport(_Model):
         return _display.report_html(self)
 
     def __rich__(self) -> RenderableType:
-        """Terminal view for :mod:`rich`."""
+        """Terminal view for ``rich``."""
         from hybrid_rag._cli_render import report_view
 
         return report_view(self)
@@ -251,8 +251,8 @@ class DocumentInfo(_Model):
 
 
 class DocumentList(list[DocumentInfo]):
-    """What :meth:`HybridRAG.documents` returns: a plain ``list`` of :class:`DocumentInfo`
-    that also renders as a table in Jupyter and in :mod:`rich`."""
+    """What ``HybridRAG.documents`` returns: a plain ``list`` of ``DocumentInfo``
+    that also renders as a table in Jupyter and in ``rich``."""
 
     def __repr__(self) -> str:
         return _display.documents_repr(self)
@@ -262,14 +262,14 @@ class DocumentList(list[DocumentInfo]):
         return _display.documents_html(self)
 
     def __rich__(self) -> RenderableType:
-        """Terminal view for :mod:`rich`."""
+        """Terminal view for ``rich``."""
         from hybrid_rag._cli_render import documents_table
 
         return documents_table(self)
 
 
 class ChatMessage(_Model):
-    """One chat message sent to an :class:`~hybrid_rag.protocols.LLMProvider`."""
+    """One chat message sent to an ``LLMProvider``."""
 
     role: Literal["system", "user", "assistant"]
     content: str

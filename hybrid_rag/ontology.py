@@ -1,14 +1,14 @@
 """Ontologies loaded from Turtle: vocabulary for prompts, validation, IRI minting.
 
-:class:`TurtleOntology` implements :class:`~hybrid_rag.protocols.Ontology`. It is built
+``TurtleOntology`` implements ``Ontology``. It is built
 from Turtle text (``from_turtle``) or a file (``from_file``); the constructor itself
-takes already-parsed definitions and does no I/O. :func:`load_ontology` resolves the
+takes already-parsed definitions and does no I/O. ``load_ontology`` resolves the
 bundled ontology by name (``"msds"``), a user's ``.ttl`` path, or passes an existing
 ontology through.
 
-Besides the protocol, a :class:`TurtleOntology` implements
-:class:`~hybrid_rag.protocols.OntologyMatching`:
-:meth:`~TurtleOntology.match_properties` (which properties a question talks about, by
+Besides the protocol, a ``TurtleOntology`` implements
+``OntologyMatching``:
+``match_properties`` (which properties a question talks about, by
 labels, alternative labels and the search-only ``skos:hiddenLabel`` forms people use,
 matched on word stems) and the extraction hints ``value_kind`` / ``value_pattern`` /
 ``section`` / ``read_from`` read from the ``msds:valueKind``, ``msds:valuePattern``,
@@ -74,7 +74,7 @@ def normalize_label(text: str) -> list[str]:
     """Lower-case ASCII tokens of ``text``, each reduced to a light stem.
 
     Plurals and ``-ed`` / ``-ing`` endings and a final ``e`` go
-    (:func:`hybrid_rag.text.suffix_stem`), so ``"Odors"`` and ``"odor"``, ``"boils"``,
+    (``hybrid_rag.text.suffix_stem``), so ``"Odors"`` and ``"odor"``, ``"boils"``,
     ``"boiling"`` and ``"boil"``, ``"swallowed"`` and ``"swallow"`` give the same token.
     """
     folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
@@ -112,7 +112,7 @@ class TurtleOntology:
             ``valuePattern``, ``section``) as plain strings.
         search_labels: per property local name, search-only labels (``skos:hiddenLabel``:
             the verbs, adjectives and paraphrases people use in questions). They feed
-            :meth:`match_properties` only, never display or extraction.
+            ``match_properties`` only, never display or extraction.
         read_from: per property local name, the properties whose values may also carry
             its value (``msds:readFrom``).
         narrower: per property local name, its sub-properties (``rdfs:subPropertyOf``):
@@ -215,7 +215,7 @@ class TurtleOntology:
         return found
 
     def mint_iri(self, label: str, *, base: str) -> str:
-        """A HANA-safe IRI: ``base`` followed by :func:`slugify` of ``label``."""
+        """A HANA-safe IRI: ``base`` followed by ``slugify`` of ``label``."""
         return base + slugify(label)
 
     def validate(self, triples: Sequence[Triple]) -> list[str]:
@@ -527,7 +527,7 @@ def load_ontology(spec: str | os.PathLike[str] | Ontology = "msds") -> Ontology:
 
     Args:
         spec: ``"msds"`` (or another bundled name) for a bundled ontology, a path to a
-            Turtle file, or an :class:`~hybrid_rag.protocols.Ontology` returned as is.
+            Turtle file, or an ``Ontology`` returned as is.
 
     Raises:
         OntologyError: unknown bundled name, missing file, invalid Turtle, no properties.

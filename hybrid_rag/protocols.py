@@ -42,11 +42,11 @@ __all__ = [
 class GraphStore(Protocol):
     """An RDF quad store holding one named graph per document.
 
-    Contract (checked by :class:`hybrid_rag.testing.contracts.GraphStoreContract`):
+    Contract (checked by ``hybrid_rag.testing.contracts.GraphStoreContract``):
 
     * **Doc ids.** Every ``doc_id`` (argument or ``scope`` entry) must match
       ``[A-Za-z0-9_.-]{1,128}``; anything else (including a non-``str``) raises
-      :class:`~hybrid_rag.errors.InvalidDocIdError` before any I/O.
+      ``InvalidDocIdError`` before any I/O.
     * ``graph_iri(doc_id)`` is the document's named graph IRI: distinct per document and
       ending with the doc id (typically ``graph_base + doc_id``).
     * ``replace(doc_id, triples)`` makes the document's graph hold exactly ``triples``
@@ -54,9 +54,9 @@ class GraphStore(Protocol):
       same triples leave one copy. Other documents' graphs are untouched. Returns the
       number of distinct triples stored; an empty ``triples`` removes the graph and
       returns 0. ``triples`` must be a sequence (or set) of ``(Term, Term, Term)`` tuples
-      (:class:`~hybrid_rag.rdf.Term`), else :class:`~hybrid_rag.errors.InputError`; a
+      (``Term``), else ``InputError``; a
       triple the engine cannot store (a literal subject or predicate, an invalid or
-      relative IRI) raises :class:`~hybrid_rag.errors.StoreError`. Either way the graph
+      relative IRI) raises ``StoreError``. Either way the graph
       is unchanged.
     * Terms round-trip exactly: any literal text (quotes, backslashes, newlines, control
       characters, non-ASCII, the empty string), language tags, datatypes and blank nodes.
@@ -71,19 +71,19 @@ class GraphStore(Protocol):
       graphs): ``GRAPH ?g`` ranges over the scope's graphs only, a doc id in ``scope``
       without a graph contributes nothing. ``FROM``, ``FROM NAMED`` and ``GRAPH <iri>``
       naming a graph outside the scope cannot widen it: the store either raises
-      :class:`~hybrid_rag.errors.SparqlValidationError` or returns nothing from that
+      ``SparqlValidationError`` or returns nothing from that
       graph. An empty ``scope`` returns an empty result without touching the engine.
       ``scope`` must be a sequence (or set) of doc ids, not a ``str``
-      (:class:`~hybrid_rag.errors.InputError`).
-    * Results are :class:`~hybrid_rag.rdf.SparqlResult`: a SELECT has ``variables`` in
+      (``InputError``).
+    * Results are ``SparqlResult``: a SELECT has ``variables`` in
       projection order, one dict per row without the unbound variables, and
       ``boolean=None``; an ASK has ``boolean`` set and no rows.
-    * Rejected before execution with :class:`~hybrid_rag.errors.SparqlValidationError`,
+    * Rejected before execution with ``SparqlValidationError``,
       the store unchanged: updates (``INSERT``, ``DELETE``, ``DROP``, ``CLEAR``, ``LOAD``,
       ``CREATE``, a query followed by ``; update``), ``CONSTRUCT`` and ``DESCRIBE``,
       ``SERVICE`` anywhere in the query (the message names ``SERVICE``), and a query that
       is empty, not a ``str`` or does not parse. Engine errors raise
-      :class:`~hybrid_rag.errors.StoreError` whose message carries the engine's text.
+      ``StoreError`` whose message carries the engine's text.
     * Thread-safe: queries and writes may come from several threads at once.
       ``close()`` is idempotent; other calls after it may raise ``StoreError``.
     """
@@ -138,7 +138,7 @@ class GraphStore(Protocol):
 class BoundedQueries(Protocol):
     """A graph store that can run a query it cannot trust to be cheap, and stop it.
 
-    Optional: the KG chain runs LLM-written SPARQL through :meth:`query_bounded` when the
+    Optional: the KG chain runs LLM-written SPARQL through ``query_bounded`` when the
     store offers it (checked with ``isinstance``), else through ``GraphStore.query`` in a
     thread it abandons at the deadline (where the engine may go on working).
     """
@@ -151,7 +151,7 @@ class BoundedQueries(Protocol):
         Raises:
             QueryTimeoutError: the time ran out; the engine's work was stopped and its
                 resources freed.
-            (and every error ``GraphStore.query`` raises)
+            StoreError: every error ``GraphStore.query`` raises, raised the same way.
         """
         ...
 
@@ -160,8 +160,8 @@ class BoundedQueries(Protocol):
 class VectorHit:
     """A chunk returned by a search, with the retriever's score (higher is better).
 
-    For :meth:`VectorStore.search` the score is the cosine similarity of the query and
-    the chunk's vector; for :meth:`VectorStore.keyword_search` it is the BM25 score
+    For ``VectorStore.search`` the score is the cosine similarity of the query and
+    the chunk's vector; for ``VectorStore.keyword_search`` it is the BM25 score
     (always > 0).
     """
 
@@ -173,27 +173,27 @@ class VectorHit:
 class VectorStore(Protocol):
     """Chunks with their embeddings, searchable densely (cosine) and lexically (BM25).
 
-    Contract (checked by :class:`hybrid_rag.testing.contracts.VectorStoreContract`):
+    Contract (checked by ``hybrid_rag.testing.contracts.VectorStoreContract``):
 
     * **Writing.** ``replace(doc_id, chunks, vectors)`` makes the document hold exactly
       these chunks (old ones gone, other documents untouched) and returns how many it
       stored; writing the same chunks twice leaves one copy. ``vectors`` has one row per
       chunk (shape ``(len(chunks), dim)``); rows need not be normalised (scores are
       cosines). ``doc_id`` must be a valid doc id (``[A-Za-z0-9_.-]{1,128}``, else
-      :class:`~hybrid_rag.errors.InvalidDocIdError`). Empty ``chunks`` with an empty
+      ``InvalidDocIdError``). Empty ``chunks`` with an empty
       ``vectors`` removes the document and returns 0.
     * **Bad writes** raise before anything is written, leaving the store unchanged:
-      :class:`~hybrid_rag.errors.InputError` when ``chunks`` is not a sequence of
-      :class:`~hybrid_rag.models.Chunk` or ``vectors`` is not an array of numbers;
-      :class:`~hybrid_rag.errors.StoreError` when the row count differs from the number
+      ``InputError`` when ``chunks`` is not a sequence of
+      ``Chunk`` or ``vectors`` is not an array of numbers;
+      ``StoreError`` when the row count differs from the number
       of chunks, the dimension differs from the store's (a new store takes its dimension
       from its configuration or the first write), a value is NaN or infinite, a chunk's
       ``doc_id`` is not ``doc_id``, or two chunks share a ``chunk_id``.
     * ``search(vector, k=, doc_ids=)`` returns at most ``k`` hits by descending cosine
       similarity (the score; the query need not be normalised, its length does not
       change scores). ``vector`` must be one row of finite numbers
-      (:class:`~hybrid_rag.errors.InputError` otherwise); a length other than the
-      store's dimension raises :class:`~hybrid_rag.errors.StoreError`. An empty store
+      (``InputError`` otherwise); a length other than the
+      store's dimension raises ``StoreError``. An empty store
       returns ``[]``.
     * ``keyword_search(text, k=, doc_ids=)`` ranks chunks by BM25 and returns at most
       ``k`` hits with a score > 0, best first (no match: ``[]``). Matching is
@@ -208,9 +208,9 @@ class VectorStore(Protocol):
     * **Filters.** ``doc_ids`` restricts both searches to those documents: ``None`` means
       all, an empty sequence means no hits, unknown ids match nothing. It must be a
       sequence (or set) of ``str``, never a ``str`` itself
-      (:class:`~hybrid_rag.errors.InputError`).
+      (``InputError``).
     * **Arguments.** ``k`` must be an ``int`` >= 1 and ``text`` a ``str``, else
-      :class:`~hybrid_rag.errors.InputError`.
+      ``InputError``.
     * ``delete(doc_id)`` removes the document's chunks from both searches and returns how
       many it removed (0 when unknown).
     * ``chunks(doc_id)`` returns the document's chunks, equal to those written, ordered
@@ -272,12 +272,12 @@ class VectorStore(Protocol):
 class Catalog(Protocol):
     """The record of ingested documents. Written last on ingest, first removed on forget.
 
-    Contract (checked by :class:`hybrid_rag.testing.contracts.CatalogContract`):
+    Contract (checked by ``hybrid_rag.testing.contracts.CatalogContract``):
 
     * ``put(info)`` inserts the entry, or replaces the one with the same ``doc_id``.
-      ``info`` must be a :class:`~hybrid_rag.models.DocumentInfo` (else
-      :class:`~hybrid_rag.errors.InputError`) whose ``doc_id`` matches
-      ``[A-Za-z0-9_.-]{1,128}`` (else :class:`~hybrid_rag.errors.InvalidDocIdError`);
+      ``info`` must be a ``DocumentInfo`` (else
+      ``InputError``) whose ``doc_id`` matches
+      ``[A-Za-z0-9_.-]{1,128}`` (else ``InvalidDocIdError``);
       nothing is written then.
     * ``get(doc_id)`` returns an entry equal to the last one put (every field, including
       time-zone-aware timestamps, ``None`` values and aliases), or ``None`` for an
@@ -287,9 +287,9 @@ class Catalog(Protocol):
     * ``list()`` returns every entry ordered by doc id (code-point order); ``[]`` when
       empty.
     * A ``doc_id`` argument that is not a valid doc id raises
-      :class:`~hybrid_rag.errors.InvalidDocIdError` (an ``InputError``).
+      ``InvalidDocIdError`` (an ``InputError``).
     * Thread-safe; ``close()`` is idempotent. Failures of the underlying database raise
-      :class:`~hybrid_rag.errors.StoreError`.
+      ``StoreError``.
     """
 
     def get(self, doc_id: str) -> DocumentInfo | None:
@@ -330,7 +330,7 @@ class Catalog(Protocol):
 class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors of a fixed dimension.
 
-    Contract (checked by :class:`hybrid_rag.testing.contracts.EmbedderContract`):
+    Contract (checked by ``hybrid_rag.testing.contracts.EmbedderContract``):
 
     * ``name`` (a non-empty ``str``) identifies the model so a store built with another
       model can be detected; ``dim`` (an ``int`` >= 1) is the vector length. Both are
@@ -347,7 +347,7 @@ class Embedder(Protocol):
     * Deterministic embedders return the same vector for the same text, whatever the
       batch it is in.
     * ``texts`` must be a sequence of ``str`` (not a ``str`` itself) and ``text`` a
-      ``str``; anything else raises :class:`~hybrid_rag.errors.InputError` before any
+      ``str``; anything else raises ``InputError`` before any
       model call.
     * Safe to call concurrently (several embeddings in flight from one event loop).
     """
@@ -385,14 +385,14 @@ class LLMProvider(Protocol):
 
     Contract:
 
-    * ``complete`` answers a conversation with one :class:`~hybrid_rag.models.Completion`
+    * ``complete`` answers a conversation with one ``Completion``
       (text plus token counts, ``0`` when the back end does not report them).
     * ``json_schema``: when given, the reply is constrained to one JSON document meant to
       validate against that JSON Schema (OpenAI ``response_format`` ``json_schema`` with
       ``strict``, a LangChain model's structured output, or the schema in the prompt
       where the back end has no constrained decoding). ``Completion.text`` is then that
       JSON text; a reply that is not a JSON object raises
-      :class:`~hybrid_rag.errors.LLMError`. Validating it against the schema (for
+      ``LLMError``. Validating it against the schema (for
       instance ``Model.model_validate_json(text)``) is the caller's job: back ends differ
       in how strictly they enforce a schema.
     * ``stream`` yields the reply's text in pieces as the model produces them; joined
@@ -403,9 +403,9 @@ class LLMProvider(Protocol):
       ``contextlib.aclosing``) so the provider frees its connection and concurrency slot.
     * ``max_tokens=None`` means the provider's own explicit default, never the back end's
       (some truncate answers silently).
-    * Failures raise :class:`~hybrid_rag.errors.LLMError`; retries on rate limits,
+    * Failures raise ``LLMError``; retries on rate limits,
       5xx and timeouts are the provider's job (the bundled providers share one policy:
-      :mod:`hybrid_rag.providers`). Safe to call concurrently from one event loop.
+      ``hybrid_rag.providers``). Safe to call concurrently from one event loop.
     """
 
     @property
@@ -581,10 +581,10 @@ class OntologyMatching(Protocol):
 class Extractor(Protocol):
     """Reads the facts of one prepared (parsed and chunked) document under an ontology.
 
-    Contract (checked by :class:`hybrid_rag.testing.contracts.ExtractorContract`):
+    Contract (checked by ``hybrid_rag.testing.contracts.ExtractorContract``):
 
     * ``extract(document, ontology=)`` returns an
-      :class:`~hybrid_rag.ingest.extract.Extraction`: the product the document is about
+      ``Extraction``: the product the document is about
       (``product``, never empty: fall back to the file name), its ``aliases``, and
       ``facts``. Every fact names a property the ontology defines (``ontology.property(
       fact.prop)`` resolves), a 1-based ``page`` of the document, and a ``quote`` that is
@@ -598,7 +598,7 @@ class Extractor(Protocol):
       information available"), with the quote that says so.
     * Never writes to a store. Deterministic extractors return the same result for the
       same input. Failures of a model or service raise
-      :class:`~hybrid_rag.errors.LLMError`; a document with nothing to extract yields an
+      ``LLMError``; a document with nothing to extract yields an
       extraction with no facts and a warning, not an error.
     * Safe to call concurrently for different documents.
     """
@@ -617,10 +617,10 @@ class Extractor(Protocol):
 class QuestionRouter(Protocol):
     """Reads a question against what the scope holds; the chains run on its analysis.
 
-    Contract (checked by :class:`hybrid_rag.testing.contracts.QuestionRouterContract`):
+    Contract (checked by ``hybrid_rag.testing.contracts.QuestionRouterContract``):
 
     * ``route(question, scope=, history=)`` returns a
-      :class:`~hybrid_rag.ask.analysis.QuestionAnalysis` for exactly ``question``
+      ``QuestionAnalysis`` for exactly ``question``
       (``analysis.question == question``).
     * ``products`` only name documents of ``scope.doc_ids``; ``properties`` are
       properties of ``scope.ontology``.
@@ -636,7 +636,7 @@ class QuestionRouter(Protocol):
     * ``history`` holds earlier turns (oldest first); a follow-up ("and its boiling
       point?") may take its products from them.
     * Never writes to a store; reads nothing but its arguments (an LLM router may call its
-      model). Failures of a model raise :class:`~hybrid_rag.errors.LLMError`. Safe to call
+      model). Failures of a model raise ``LLMError``. Safe to call
       concurrently.
     """
 

@@ -1,6 +1,6 @@
 """HybridRAG: the composition root. It builds the parts, owns their lifecycle, and offers
-the sync twins; the flows live in :mod:`hybrid_rag.ingest.pipeline` and
-:mod:`hybrid_rag.ask.supervisor`.
+the sync twins; the flows live in ``hybrid_rag.ingest.pipeline`` and
+``hybrid_rag.ask.supervisor``.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ UNSET: Final[Any] = _Unset()
 
 @dataclass(frozen=True, slots=True)
 class StreamDelta:
-    """A piece of answer text as it arrives from :meth:`HybridRAG.astream`."""
+    """A piece of answer text as it arrives from ``HybridRAG.astream``."""
 
     delta: str
 
@@ -70,16 +70,16 @@ class HybridRAG(Closing):
 
     Args:
         path: directory for persistent stores; ``None`` keeps everything in memory.
-        ontology: ``"msds"`` (bundled), a Turtle file path, or an :class:`Ontology`.
+        ontology: ``"msds"`` (bundled), a Turtle file path, or an ``Ontology``.
         embedder: ``"auto"`` (a local sentence-transformers model when installed, else the
-            offline hashing embedder), ``"hashing"``, ``"local"``, or an :class:`Embedder`.
-        graph: a :class:`GraphStore`; default embedded Oxigraph under ``path``.
-        vectors: a :class:`VectorStore`; default embedded store under ``path``.
-        catalog: a :class:`Catalog`; default SQLite under ``path``.
-        llm: an :class:`LLMProvider`; ``None`` runs the offline, extractive path.
-        extractor: an :class:`Extractor`; default the offline, ontology-driven one.
-        router: a :class:`QuestionRouter`; default the offline one.
-        composer: an :class:`~hybrid_rag.ask.compose.AnswerComposer` (answer length,
+            offline hashing embedder), ``"hashing"``, ``"local"``, or an ``Embedder``.
+        graph: a ``GraphStore``; default embedded Oxigraph under ``path``.
+        vectors: a ``VectorStore``; default embedded store under ``path``.
+        catalog: a ``Catalog``; default SQLite under ``path``.
+        llm: an ``LLMProvider``; ``None`` runs the offline, extractive path.
+        extractor: an ``Extractor``; default the offline, ontology-driven one.
+        router: a ``QuestionRouter``; default the offline one.
+        composer: an ``AnswerComposer`` (answer length,
             citation style); default ``AnswerComposer()``.
         chunk_size: characters per chunk (>= 100).
         chunk_overlap: characters shared by consecutive chunks of a page.
@@ -161,7 +161,7 @@ class HybridRAG(Closing):
 
         Settings come from ``env`` (default: ``os.environ``, then ``.env``, then a Cloud
         Foundry ``VCAP_SERVICES`` binding); one log line says what was chosen. See
-        :func:`hybrid_rag.config.resolve_components` and ``docs/hana.md``.
+        ``hybrid_rag.config.resolve_components`` and ``docs/hana.md``.
 
         Raises:
             ConfigurationError: settings that are present but incomplete or invalid.
@@ -239,7 +239,7 @@ class HybridRAG(Closing):
 
         A store under ``path`` remembers the embedder that built it (``store.json``):
         ``"auto"`` then means that embedder, and a different one raises
-        :class:`~hybrid_rag.errors.ConfigurationError` instead of silently ranking chunks
+        ``ConfigurationError`` instead of silently ranking chunks
         with vectors of another model.
         """
         if self._embedder is None:
@@ -271,7 +271,7 @@ class HybridRAG(Closing):
 
     @property
     def router(self) -> QuestionRouter:
-        """The question router (default: :class:`~hybrid_rag.ask.route.OfflineRouter`)."""
+        """The question router (default: ``OfflineRouter``)."""
         if self._router is None:
             from hybrid_rag.ask.route import OfflineRouter
 
@@ -438,11 +438,11 @@ class HybridRAG(Closing):
             name: the file name, required with ``bytes`` (it gives the format and id).
 
         Returns:
-            The :class:`~hybrid_rag.models.IngestReport`: status, counts, warnings, timings.
+            The ``IngestReport``: status, counts, warnings, timings.
 
         Raises:
             InputError: a source that is not a path or bytes, a folder (use
-                :meth:`ingest_many`), bytes without a name, or a bad ``doc_id``.
+                ``ingest_many``), bytes without a name, or a bad ``doc_id``.
             DocumentError: a file that cannot be read (missing, corrupt, encrypted, empty,
                 unsupported); no store changes.
             StoreError: a store failed; the document is left absent from every store.
@@ -457,7 +457,7 @@ class HybridRAG(Closing):
     async def aingest(
         self, source: Source, *, doc_id: str | None = None, name: str | None = None
     ) -> IngestReport:
-        """Async twin of :meth:`ingest` (same arguments, result and errors)."""
+        """Async twin of ``ingest`` (same arguments, result and errors)."""
         if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
             raise InputError(
                 f"{source} is a folder: use ingest_many([folder]), which returns one "
@@ -486,7 +486,7 @@ class HybridRAG(Closing):
             raise_errors: raise the first document error instead of reporting it.
 
         Returns:
-            One :class:`~hybrid_rag.models.IngestReport` per document, in input order.
+            One ``IngestReport`` per document, in input order.
 
         Raises:
             InputError: ``sources`` is not an iterable of those items, or two items map to
@@ -511,7 +511,7 @@ class HybridRAG(Closing):
         progress: Callable[[IngestReport], None] | None = None,
         raise_errors: bool = False,
     ) -> list[IngestReport]:
-        """Async twin of :meth:`ingest_many` (same arguments, result and errors)."""
+        """Async twin of ``ingest_many`` (same arguments, result and errors)."""
         if isinstance(concurrency, bool) or not isinstance(concurrency, int):
             raise InputError(f"concurrency must be an int, not {type(concurrency).__name__}")
         if not 1 <= concurrency <= 64:
@@ -539,7 +539,7 @@ class HybridRAG(Closing):
         run_sync(lambda: self.aforget(doc_id))
 
     async def aforget(self, doc_id: str) -> None:
-        """Async twin of :meth:`forget` (same arguments and errors)."""
+        """Async twin of ``forget`` (same arguments and errors)."""
         if not isinstance(doc_id, str):
             raise InputError(f"doc_id must be a string, not {type(doc_id).__name__}")
         await self._recover()
@@ -597,7 +597,7 @@ class HybridRAG(Closing):
         return DocumentList(self.catalog.list())
 
     async def adocuments(self) -> DocumentList:
-        """Async twin of :meth:`documents`."""
+        """Async twin of ``documents``."""
         return DocumentList(await self._workers.run(self.catalog.list))
 
     # --- ask ----------------------------------------------------------------------------------
@@ -627,7 +627,7 @@ class HybridRAG(Closing):
                 follow-up questions ("and its boiling point?").
 
         Returns:
-            The :class:`~hybrid_rag.models.Answer`: ``text`` with inline citations,
+            The ``Answer``: ``text`` with inline citations,
             ``facts`` and ``passages`` with their evidence, ``citations``, the SPARQL that
             ran, per-chain ``errors``, ``usage`` and ``timings``. When it abstains,
             ``abstention`` says why.
@@ -656,7 +656,7 @@ class HybridRAG(Closing):
         top_k: int | None = None,
         history: History | None = None,
     ) -> Answer:
-        """Async twin of :meth:`ask` (same arguments, result and errors)."""
+        """Async twin of ``ask`` (same arguments, result and errors)."""
         from hybrid_rag.ask.supervisor import Supervisor
 
         await self._recover()
@@ -672,9 +672,9 @@ class HybridRAG(Closing):
         top_k: int | None = None,
         history: History | None = None,
     ) -> AsyncIterator[StreamDelta | Answer]:
-        """Stream the answer: :class:`StreamDelta` pieces of text, then the :class:`Answer`.
+        """Stream the answer: ``StreamDelta`` pieces of text, then the ``Answer``.
 
-        Arguments and errors as :meth:`ask`. With an LLM the deltas are the model's text
+        Arguments and errors as ``ask``. With an LLM the deltas are the model's text
         as it is written (one synthesis call, started as soon as retrieval is done); on the
         extractive path the text arrives as one delta. The last item is always the
         complete ``Answer``, checked for grounding: when the streamed text cites a number
@@ -702,7 +702,7 @@ class HybridRAG(Closing):
         top_k: int | None = None,
         history: History | None = None,
     ) -> Iterator[StreamDelta | Answer]:
-        """Sync twin of :meth:`astream`: :class:`StreamDelta` pieces, then the ``Answer``.
+        """Sync twin of ``astream``: ``StreamDelta`` pieces, then the ``Answer``.
 
         Example:
             >>> for part in rag.stream("What is the pH of X?"):          # doctest: +SKIP
@@ -718,9 +718,9 @@ class HybridRAG(Closing):
     def as_retriever(
         self, *, mode: AskMode = "hybrid", docs: Iterable[str] | None = None, k: int = 4
     ) -> HybridRAGRetriever:
-        """A LangChain retriever over the same hybrid retrieval as :meth:`ask`.
+        """A LangChain retriever over the same hybrid retrieval as ``ask``.
 
-        See :func:`hybrid_rag.integrations.langchain.as_retriever` (extra ``[langchain]``).
+        See ``hybrid_rag.integrations.langchain.as_retriever`` (extra ``[langchain]``).
 
         Example:
             >>> docs = rag.as_retriever(k=4).invoke("flash point of acetone")  # doctest: +SKIP
@@ -738,7 +738,7 @@ class HybridRAG(Closing):
     ) -> BaseTool:
         """A LangChain tool an agent can call; its output is the answer with citations.
 
-        See :func:`hybrid_rag.integrations.langchain.as_tool` (extra ``[langchain]``).
+        See ``hybrid_rag.integrations.langchain.as_tool`` (extra ``[langchain]``).
         """
         from hybrid_rag.integrations.langchain import as_tool
 
@@ -756,7 +756,7 @@ class HybridRAG(Closing):
         self._closed = True
 
     async def aclose(self) -> None:
-        """Async twin of :meth:`close`."""
+        """Async twin of ``close``."""
         await anyio.to_thread.run_sync(self.close)
 
     async def __aenter__(self) -> HybridRAG:

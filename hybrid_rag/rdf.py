@@ -116,7 +116,7 @@ def triple_n3(triple: Triple) -> str:
     """One triple in N-Triples / SPARQL INSERT DATA syntax, checked for well-formedness.
 
     Blank nodes get stable, collision-free labels; ``xsd:string`` literals are written
-    plain. Raises :class:`~hybrid_rag.errors.StoreError` for a malformed triple.
+    plain. Raises ``StoreError`` for a malformed triple.
     """
     from hybrid_rag.errors import StoreError
 

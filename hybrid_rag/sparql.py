@@ -3,16 +3,16 @@
 Pure functions, no I/O. rdflib (slow to import) is imported lazily inside the
 functions that need it, so ``import hybrid_rag`` stays light.
 
-* :func:`validate_query` parses a query with rdflib and rejects anything that is not a
+* ``validate_query`` parses a query with rdflib and rejects anything that is not a
   read-only ``SELECT``/``ASK``, any ``SERVICE`` clause, (when ``allowed_graphs`` is
   given) any ``FROM``/``FROM NAMED``/``GRAPH <iri>`` naming a graph outside it, any
   function that is not a SPARQL 1.1 built-in, an XSD cast or on the allow-list
-  (:data:`SAFE_FUNCTIONS`, :func:`allow_functions`), any vendor IRI (``bif:``,
+  (``SAFE_FUNCTIONS``, ``allow_functions``), any vendor IRI (``bif:``,
   ``sql:``), and any ``\\u``/``\\U`` escape whose meaning differs between engines.
-* :func:`check_structure` adds the checks for LLM-written queries: no cartesian
+* ``check_structure`` adds the checks for LLM-written queries: no cartesian
   products of unrelated patterns, and a row cap (``LIMIT``) on every ``SELECT``.
-* :func:`sparql_literal` and :func:`sparql_iri` escape values for query templates.
-* :func:`with_dataset` pins a query's dataset to given graphs by rewriting its ``FROM``
+* ``sparql_literal`` and ``sparql_iri`` escape values for query templates.
+* ``with_dataset`` pins a query's dataset to given graphs by rewriting its ``FROM``
   clauses, for remote stores that cannot take a protocol dataset.
 """
 
@@ -93,7 +93,7 @@ def validate_query(
         allowed_graphs: Graph IRIs that ``FROM``, ``FROM NAMED`` and ``GRAPH <iri>`` may
             name. ``None`` allows any graph (the store enforces the dataset anyway).
         allowed_functions: Extension function IRIs this call may use, besides
-            :data:`SAFE_FUNCTIONS` and those given to :func:`allow_functions`.
+            ``SAFE_FUNCTIONS`` and those given to ``allow_functions``.
 
     Returns:
         The query text, unchanged.
@@ -286,7 +286,7 @@ _UNICODE_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 def check_structure(sparql: str, *, max_rows: int = 1000) -> str:
     """Structural checks for LLM-written queries; returns the query with a row cap.
 
-    Call it after :func:`validate_query` on queries an LLM wrote (templates are
+    Call it after ``validate_query`` on queries an LLM wrote (templates are
     trusted). Two checks keep an expensive but read-only query from exhausting time
     and memory:
 
@@ -297,7 +297,7 @@ def check_structure(sparql: str, *, max_rows: int = 1000) -> str:
       a larger ``LIMIT`` is lowered to ``max_rows``. ``ASK`` is returned unchanged.
 
     Args:
-        sparql: A query that passed :func:`validate_query`.
+        sparql: A query that passed ``validate_query``.
         max_rows: Most rows the query may return.
 
     Returns:

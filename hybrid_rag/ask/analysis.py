@@ -23,7 +23,7 @@ from hybrid_rag.text import STOPWORDS, norm, tokens
 __all__ = ["Intent", "QuestionAnalysis", "ScopeView", "analyse", "match_properties"]
 
 Intent = Literal["lookup", "min", "max", "filter", "same", "procedure", "out_of_scope", "unsafe"]
-"""What a question asks for; see :class:`~hybrid_rag.protocols.QuestionRouter`."""
+"""What a question asks for; see ``QuestionRouter``."""
 
 _SAME = re.compile(
     r"^(do|does|are|is|have|has)\b.*\b(same|share|identical|equal|differ|different)\b"
@@ -68,7 +68,7 @@ class QuestionAnalysis:
         question: the question as asked.
         products: documents whose product the question names, best first.
         properties: ontology properties the question asks about.
-        intent: see :data:`Intent`.
+        intent: see ``Intent``.
         filter_terms: for ``filter``: the words a value must contain.
         missing: product names the question names that are not in the scope.
         reason: for ``out_of_scope`` and ``unsafe``: why, in a readable sentence.
@@ -358,7 +358,7 @@ def _name_position(toks: Sequence[str], matched: frozenset[str]) -> int:
 def match_properties(question: str, ontology: Ontology) -> list[PropertyDef]:
     """Ontology properties the question names, best first.
 
-    An ontology that offers :class:`~hybrid_rag.protocols.OntologyMatching` matches with
+    An ontology that offers ``OntologyMatching`` matches with
     its own vocabulary (labels, alternative and search-only labels, inflections); any
     other is matched on its labels and alternative labels, as whole words.
     """

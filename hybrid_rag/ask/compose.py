@@ -1,8 +1,8 @@
 """Answer composition as a component: extractive text, or one grounded LLM synthesis call.
 
-:class:`AnswerComposer` turns what the chains found into the answer text and its
+``AnswerComposer`` turns what the chains found into the answer text and its
 citations. Its options are for readers: how long an answer may be and how citations are
-written. The extractive rules live in :mod:`hybrid_rag.ask.answer`.
+written. The extractive rules live in ``hybrid_rag.ask.answer``.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class AnswerComposer:
             this length. Must be between 80 and 4,000. A sentence saying that documents
             disagree (same product, different values) is never cut: the rest is shortened
             to make room for it.
-        citations: how citations appear in the text; see :data:`CitationStyle`.
+        citations: how citations appear in the text; see ``CitationStyle``.
         synthesis_max_tokens: the most tokens the synthesis call may write.
 
     Example:
@@ -77,7 +77,7 @@ class AnswerComposer:
         """The extractive answer (no LLM): fact values with products, or passage sentences.
 
         When documents that name the same product state different values, a sentence
-        lists each value with its sources (:mod:`hybrid_rag.ask.conflicts`).
+        lists each value with its sources (``hybrid_rag.ask.conflicts``).
         """
         composed = compose_extractive(a, facts, passages, max_chars=self.max_chars)
         text = composed.text or ""
@@ -104,12 +104,12 @@ class AnswerComposer:
     ) -> Synthesis | ChainError:
         """One grounded LLM call over numbered sources, within what is left of the budget.
 
-        The model's text passes the grounding check (:mod:`hybrid_rag.ask.grounding`):
+        The model's text passes the grounding check (``hybrid_rag.ask.grounding``):
         markers that point nowhere are removed, the rest renumbered to index the returned
         citations, and numbers no cited source states are listed in ``grounding``.
 
         Returns:
-            The synthesis, or a :class:`~hybrid_rag.models.ChainError` (kind ``llm`` or
+            The synthesis, or a ``ChainError`` (kind ``llm`` or
             ``timeout``) that the supervisor reports while serving the extractive answer.
         """
         messages, evidence = synthesis_messages(question, facts, passages, draft=draft)
@@ -136,10 +136,10 @@ class AnswerComposer:
         draft: str | None,
         deadline: float,
     ) -> AsyncIterator[str | Synthesis | ChainError]:
-        """:meth:`synthesise` with the model's text yielded piece by piece as it arrives.
+        """``synthesise`` with the model's text yielded piece by piece as it arrives.
 
-        The last item is the checked :class:`Synthesis` of the whole text, or a
-        :class:`~hybrid_rag.models.ChainError` when the call failed or ran out of time
+        The last item is the checked ``Synthesis`` of the whole text, or a
+        ``ChainError`` when the call failed or ran out of time
         (pieces already yielded are then superseded by the extractive answer).
         """
         messages, evidence = synthesis_messages(question, facts, passages, draft=draft)

@@ -2,9 +2,9 @@
 
 Two sheets may name the same product (two grades, two vendors, or a planted sheet that
 impersonates a real one) and state different values for one property. An answer must
-not silently pick one: :func:`find_conflicts` finds such disagreements among the facts a
-question retrieved, and :func:`conflict_note` writes the sentence that lists every value
-with its source. :func:`involving` keeps the disagreements an answer touches: those whose
+not silently pick one: ``find_conflicts`` finds such disagreements among the facts a
+question retrieved, and ``conflict_note`` writes the sentence that lists every value
+with its source. ``involving`` keeps the disagreements an answer touches: those whose
 product it names or whose documents it cites (a ranking over a whole collection is not
 buried under notes about products it does not mention).
 """
@@ -70,7 +70,7 @@ def involving(conflicts: Sequence[Conflict], text: str, cited: Iterable[str]) ->
     """The conflicts an answer touches: it names the product or cites one of the documents.
 
     Args:
-        conflicts: what :func:`find_conflicts` found.
+        conflicts: what ``find_conflicts`` found.
         text: the answer's text.
         cited: ids of the documents the answer cites.
     """
@@ -88,10 +88,10 @@ def _names(said: str, subject: str) -> bool:
 
 
 def conflict_note(conflicts: Sequence[Conflict], cite: Callable[[Evidence], str]) -> str:
-    """One sentence per conflict (at most :data:`MAX_NOTED`), each value with its sources.
+    """One sentence per conflict (at most ``MAX_NOTED``), each value with its sources.
 
     Args:
-        conflicts: what :func:`find_conflicts` found (empty: ``""``).
+        conflicts: what ``find_conflicts`` found (empty: ``""``).
         cite: writes a citation marker for a fact's evidence.
     """
     sentences = []

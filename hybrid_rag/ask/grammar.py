@@ -149,7 +149,7 @@ def comparison_direction(text: str) -> tuple[Direction, str] | None:
 
     Superlatives and comparatives both count ("highest", "higher", "greater than",
     "less"); "not as high as" flips the direction. ``None`` when there is none; the
-    first comparison word decides (see :func:`comparison_words` for all of them).
+    first comparison word decides (see ``comparison_words`` for all of them).
     """
     words = comparison_words(text)
     return (words[0][0], words[0][1]) if words else None

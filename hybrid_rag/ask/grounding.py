@@ -1,6 +1,6 @@
 """The grounding check on a model's answer: citations that point somewhere, numbers that exist.
 
-Pure functions, no I/O. :func:`check_grounding` reads a synthesised text written over
+Pure functions, no I/O. ``check_grounding`` reads a synthesised text written over
 numbered sources (``[1]`` ... ``[n]``) and
 
 * removes every marker that points to no source (``[7]`` with five sources) and counts it;

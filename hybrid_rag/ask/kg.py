@@ -91,7 +91,7 @@ async def run_kg_chain(
     """Answer from the graph: a template when the question fits one, else the LLM.
 
     ``deadline`` (a ``time.monotonic()`` value) bounds LLM-written queries: on a store
-    that offers :class:`~hybrid_rag.protocols.BoundedQueries` they are stopped there and
+    that offers ``BoundedQueries`` they are stopped there and
     the chain reports a ``timeout`` error.
     """
     result = KGResult()
@@ -408,10 +408,10 @@ async def _generate(
 def check_generated(query: str, *, allowed_graphs: Sequence[str]) -> str:
     """Every check an LLM-written query passes before it may run (the one call site).
 
-    Read-only, parsed (:func:`~hybrid_rag.sparql.validate_query`: SELECT/ASK only, no
+    Read-only, parsed (``validate_query``: SELECT/ASK only, no
     update, no ``SERVICE``, no vendor function, no graph outside ``allowed_graphs``), it
     selects ``?fact``, and its shape is bounded
-    (:func:`~hybrid_rag.sparql.check_structure`: no cartesian product, a row cap).
+    (``check_structure``: no cartesian product, a row cap).
 
     Returns:
         The query to run: the checked one, with its ``LIMIT`` added or lowered.

@@ -149,7 +149,7 @@ class ProductIndex:
         name reaches ``min_coverage`` when their words are not already explained by them.
 
         The question must hold the name's first words in a row, carrying at least
-        :data:`HEAD_SHARE` of its weight, with no name-like word of its own right before
+        ``HEAD_SHARE`` of its weight, with no name-like word of its own right before
         or after them: "Lead Acetate" names no "Lead Nitrate ...", "Sulfuric Acid 70%" no
         "Sulfuric Acid 96%".
         """

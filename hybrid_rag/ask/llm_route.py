@@ -1,6 +1,6 @@
-"""A :class:`~hybrid_rag.protocols.QuestionRouter` that asks a chat model when the rules are unsure.
+"""A ``QuestionRouter`` that asks a chat model when the rules are unsure.
 
-:class:`LLMRouter` runs its ``fallback`` (the offline router) first. When that analysis is
+``LLMRouter`` runs its ``fallback`` (the offline router) first. When that analysis is
 confident, no model is called (the template fast path):
 
 * the question is unsafe or out of scope, or
@@ -97,7 +97,7 @@ class LLMRouter:
     Args:
         llm: the chat model.
         fallback: the router that runs first and stands in when the model fails (default
-            :class:`~hybrid_rag.ask.route.OfflineRouter`).
+            ``OfflineRouter``).
         max_turns: earlier messages sent with the question (the most recent ones), 0..20.
 
     Example:
@@ -160,7 +160,7 @@ def _messages(question: str, scope: ScopeView, turns: Sequence[ChatMessage]) -> 
 def _analysis(
     question: str, r: _Routing, scope: ScopeView, first: QuestionAnalysis
 ) -> QuestionAnalysis:
-    """The model's reading as a :class:`QuestionAnalysis` obeying the router contract."""
+    """The model's reading as a ``QuestionAnalysis`` obeying the router contract."""
     if r.intent in ("out_of_scope", "unsafe"):
         reason = (r.reason or "").strip() or first.reason or _DEFAULT_REASON[r.intent]
         return QuestionAnalysis(question, (), (), r.intent, reason=reason)

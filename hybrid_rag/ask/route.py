@@ -1,4 +1,4 @@
-"""The offline :class:`~hybrid_rag.protocols.QuestionRouter`: linking, ontology, grammar.
+"""The offline ``QuestionRouter``: linking, ontology, grammar.
 
 No model, no I/O. The order of decisions:
 
@@ -13,9 +13,9 @@ No model, no I/O. The order of decisions:
    - it asks about a property of a product nobody knows: its name holds words that are
      in no product name and not in the ontology's vocabulary ("the boiling point of
      Glorbium Nitrate": ``missing`` names it).
-3. Otherwise the linguistic analysis (:func:`~hybrid_rag.ask.analysis.analyse`): products,
+3. Otherwise the linguistic analysis (``analyse``): products,
    properties, intent. A question scoped with ``docs=`` that names no product is about
-   the scoped documents (up to :data:`SCOPE_AS_SUBJECT` of them).
+   the scoped documents (up to ``SCOPE_AS_SUBJECT`` of them).
 4. A follow-up that names no product takes the products of the latest earlier user turn
    that named one.
 """
@@ -110,7 +110,7 @@ class OfflineRouter:
         scope: ScopeView,
         history: Sequence[ChatMessage] = (),
     ) -> QuestionAnalysis:
-        """:meth:`route` without an event loop."""
+        """``route`` without an event loop."""
         if unsafe_request(question):
             return _direct(question, "unsafe", _REFUSE)
         if creative_request(question):

@@ -9,7 +9,7 @@
                                                                                               ▼
                           Answer ◄── composer (extractive | one grounded synthesis) ◄── merge
 
-:class:`Supervisor` takes only protocols (:class:`~hybrid_rag.protocols.GraphStore`,
+``Supervisor`` takes only protocols (``GraphStore``,
 ``VectorStore``, ``Catalog``, ``Embedder``, ``LLMProvider``, ``Ontology``,
 ``QuestionRouter``). It never writes to a store.
 """
@@ -64,7 +64,7 @@ MAX_TOP_K = 100
 
 @dataclass(frozen=True, slots=True)
 class AskParts:
-    """Everything the ask flow uses; built by :class:`~hybrid_rag.HybridRAG` per call."""
+    """Everything the ask flow uses; built by ``HybridRAG`` per call."""
 
     graph: GraphStore
     vectors: VectorStore
@@ -116,7 +116,7 @@ class Supervisor:
         top_k: int | None,
         history: History | None,
     ) -> Answer:
-        """The :class:`~hybrid_rag.models.Answer`; bad arguments raise ``InputError``."""
+        """The ``Answer``; bad arguments raise ``InputError``."""
         from hybrid_rag.providers._usage import combine_usage, track_usage
 
         with track_usage() as meter:
@@ -164,7 +164,7 @@ class Supervisor:
         top_k: int | None,
         history: History | None,
     ) -> AsyncIterator[str | Answer]:
-        """Text pieces as the model writes them, then the complete :class:`Answer`.
+        """Text pieces as the model writes them, then the complete ``Answer``.
 
         Without an LLM (or with nothing found) the answer's text is one piece. The final
         ``Answer`` has passed the grounding check: when the streamed text fails it, the

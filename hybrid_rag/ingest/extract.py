@@ -6,7 +6,7 @@ starts with one of them (case, spacing and punctuation ignored, so "AUTO - IGNIT
 TEMPERATURE" matches "Autoignition temperature") yields a fact whose value is the rest of
 the line, or the next line when the label stands alone. Values are checked against the
 property's ``valueKind`` / ``valuePattern`` annotations when the ontology provides them
-(:class:`~hybrid_rag.ontology.TurtleOntology`), and quantities are parsed into the
+(``TurtleOntology``), and quantities are parsed into the
 property's canonical unit (temperatures in °C; a °F-only value is converted; for ranges
 such as ``pH 11-13`` the number is the lower bound).
 

@@ -1,8 +1,8 @@
 """Extractors: the offline (no-LLM) one, and the checks every extraction passes.
 
-:class:`OfflineExtractor` is the default :class:`~hybrid_rag.protocols.Extractor`: the
-ontology's labels drive pattern extraction (:func:`~hybrid_rag.ingest.extract.extract_offline`).
-:func:`checked_extraction` enforces the seam's rules on any extractor's output before the
+``OfflineExtractor`` is the default ``Extractor``: the
+ontology's labels drive pattern extraction (``extract_offline``).
+``checked_extraction`` enforces the seam's rules on any extractor's output before the
 pipeline builds triples from it.
 """
 
@@ -35,7 +35,7 @@ class OfflineExtractor:
         return self.extract_sync(document, ontology=ontology)
 
     def extract_sync(self, document: PreparedDocument, *, ontology: Ontology) -> Extraction:
-        """:meth:`extract` without an event loop."""
+        """``extract`` without an event loop."""
         return extract_offline(
             document.pages, ontology=ontology, chunks=document.chunks, source_name=document.name
         )
@@ -47,7 +47,7 @@ class OfflineExtractor:
 def checked_extraction(
     extraction: Extraction, document: PreparedDocument, *, ontology: Ontology
 ) -> Extraction:
-    """``extraction`` without the facts the :class:`~hybrid_rag.protocols.Extractor` rules forbid.
+    """``extraction`` without the facts the ``Extractor`` rules forbid.
 
     A fact is dropped (and counted in ``warnings``) when its property is not in the
     ontology, its page is not a page of the document, its quote is not an exact substring

@@ -1,9 +1,9 @@
-"""An :class:`~hybrid_rag.protocols.Extractor` on LangChain's ``LLMGraphTransformer``.
+"""An ``Extractor`` on LangChain's ``LLMGraphTransformer``.
 
 For users who already rely on ``langchain-experimental``'s graph transformer. Each chunk
 goes through ``LLMGraphTransformer`` (allowed relationships: the ontology's property
 names; a ``quote`` relationship property is requested when the model uses tools), and
-its relationships become the same evidence-carrying facts :class:`LLMExtractor` makes:
+its relationships become the same evidence-carrying facts ``LLMExtractor`` makes:
 
 * the relationship type is mapped to an ontology property (``flashPoint``,
   ``FLASH_POINT``, ``HAS_FLASH_POINT`` and the property's labels all match); other types
@@ -15,11 +15,11 @@ its relationships become the same evidence-carrying facts :class:`LLMExtractor` 
 
 The source node is taken to be the document's product (sheets are about one product).
 Offline extraction, concurrency and the merge rule are those of
-:class:`~hybrid_rag.ingest.llm_extract.LLMExtractor`.
+``LLMExtractor``.
 
 Note: ``langchain-experimental`` is being sunset by its maintainers; prefer
-:class:`~hybrid_rag.ingest.llm_extract.LLMExtractor` with
-:class:`~hybrid_rag.providers.LangChainLLM` for new code.
+``LLMExtractor`` with
+``LangChainLLM`` for new code.
 """
 
 from __future__ import annotations

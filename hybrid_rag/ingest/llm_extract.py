@@ -1,6 +1,6 @@
 """Extraction with a chat model, constrained by the ontology and checked against the text.
 
-:class:`LLMExtractor` is an :class:`~hybrid_rag.protocols.Extractor`:
+``LLMExtractor`` is an ``Extractor``:
 
 1. The offline extractor runs first (patterns cannot miss what they read and cost nothing).
 2. Every chunk goes to the model, several at once (``concurrency``), with a JSON schema
@@ -159,7 +159,7 @@ ChunkFacts = tuple[list[ExtractedFact], list[str]]
 class ChunkwiseExtractor:
     """The shared frame of model-backed extractors: offline first, chunks, merge.
 
-    A subclass implements :meth:`read_chunk` (one chunk -> checked facts and names, with
+    A subclass implements ``read_chunk`` (one chunk -> checked facts and names, with
     what it dropped counted in ``tally``); this class runs the offline extractor, reads the
     chunks concurrently within ``concurrency``, and merges (see the module docstring).
     """
@@ -249,7 +249,7 @@ class LLMExtractor(ChunkwiseExtractor):
     """Ontology-constrained extraction with a chat model, on top of the offline patterns.
 
     Args:
-        llm: the chat model (any :class:`~hybrid_rag.protocols.LLMProvider`).
+        llm: the chat model (any ``LLMProvider``).
         concurrency: chunks sent to the model at once (1..64). The provider's own
             limit still applies.
         offline: run the offline pattern extractor first and merge (see the module

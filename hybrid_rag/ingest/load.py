@@ -2,7 +2,7 @@
 
 Page text is kept exactly as the extractor returns it (``pypdf``'s ``extract_text()`` for
 PDFs), so a verbatim quote found in a page is a substring of what the PDF yields. Every
-failure is a typed :class:`~hybrid_rag.errors.DocumentError` naming the file.
+failure is a typed ``DocumentError`` naming the file.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def media_type_of(name: str, data: bytes = b"") -> str:
     """The media type for a file name (PDF also by magic bytes when there is no suffix).
 
     Raises:
-        UnsupportedFormatError: The suffix is not in :data:`SUPPORTED_SUFFIXES`.
+        UnsupportedFormatError: The suffix is not in ``SUPPORTED_SUFFIXES``.
     """
     suffix = PurePath(name).suffix.lower()
     if suffix in SUPPORTED_SUFFIXES:

@@ -13,7 +13,7 @@
                                    ▼
                          Catalog.put (last) ──► IngestReport        (any failure: rollback)
 
-:class:`IngestPipeline` takes only protocols. The CPU-bound half (:func:`prepare`) is a
+``IngestPipeline`` takes only protocols. The CPU-bound half (``prepare``) is a
 pure function so it can run in a worker process; the offline extractor runs there too.
 Ingests of one document id are serialised, so concurrent ingests of the same id leave
 exactly one version (the last one) in every store.
@@ -80,7 +80,7 @@ class Prepared:
     usage: Usage = field(default_factory=Usage)
 
     def as_input(self) -> PreparedDocument:
-        """What an :class:`~hybrid_rag.protocols.Extractor` reads."""
+        """What an ``Extractor`` reads."""
         d = self.document
         return PreparedDocument(
             doc_id=self.doc_id,
@@ -104,7 +104,7 @@ def prepare(
 ) -> Prepared:
     """Parse and chunk one document; with ``offline``, also extract and build its triples.
 
-    Pure (no I/O): raises :class:`~hybrid_rag.errors.DocumentError` on bad input.
+    Pure (no I/O): raises ``DocumentError`` on bad input.
     """
     t0 = time.perf_counter()
     doc = parse_document(data, name=name, source=source)
@@ -153,7 +153,7 @@ def prepare_in_worker(
     chunk_overlap: int,
     offline: bool = True,
 ) -> Prepared:
-    """:func:`prepare` for a worker process: the ontology comes as its spec, loaded once."""
+    """``prepare`` for a worker process: the ontology comes as its spec, loaded once."""
     from hybrid_rag.ontology import load_ontology
 
     ontology = _WORKER_ONTOLOGIES.get(ontology_spec)
@@ -173,7 +173,7 @@ def prepare_in_worker(
 
 @dataclass(frozen=True, slots=True)
 class IngestParts:
-    """Everything the ingest flow uses; built by :class:`~hybrid_rag.HybridRAG`.
+    """Everything the ingest flow uses; built by ``HybridRAG``.
 
     Attributes:
         ontology_spec: the ontology's name or path when it has one (worker processes
@@ -222,7 +222,7 @@ class DocLocks:
 
 
 class IngestPipeline:
-    """Runs the ingest flow (see the module docstring) over :class:`IngestParts`."""
+    """Runs the ingest flow (see the module docstring) over ``IngestParts``."""
 
     def __init__(self, parts: IngestParts) -> None:
         self.parts = parts
@@ -235,7 +235,7 @@ class IngestPipeline:
         name: str | None = None,
         pool: ProcessPoolExecutor | None = None,
     ) -> IngestReport:
-        """Ingest one file or ``bytes``; see :meth:`hybrid_rag.HybridRAG.aingest`."""
+        """Ingest one file or ``bytes``; see ``hybrid_rag.HybridRAG.aingest``."""
         from hybrid_rag.ingest.load import (
             content_hash,
             doc_id_from_name,
@@ -277,7 +277,7 @@ class IngestPipeline:
         progress: Callable[[IngestReport], None] | None,
         raise_errors: bool,
     ) -> list[IngestReport]:
-        """Ingest many items concurrently; see :meth:`hybrid_rag.HybridRAG.aingest_many`."""
+        """Ingest many items concurrently; see ``hybrid_rag.HybridRAG.aingest_many``."""
         items = expand_sources(sources)
         results: list[IngestReport | None] = [None] * len(items)
         seen: dict[str, int] = {}

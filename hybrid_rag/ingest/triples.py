@@ -1,4 +1,4 @@
-"""Turn an :class:`~hybrid_rag.ingest.extract.Extraction` into the graph layout of ``_vocab``."""
+"""Turn an ``Extraction`` into the graph layout of ``_vocab``."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def doc_local_name(doc_id: str) -> str:
 
 
 def product_iri(doc_id: str, *, ontology: Ontology) -> str:
-    """The IRI of a document's product: ``DATA`` + :func:`doc_local_name` + ``-product``.
+    """The IRI of a document's product: ``DATA`` + ``doc_local_name`` + ``-product``.
 
     Injective in ``doc_id`` (fact IRIs append ``-fact-<n>``, so they are too). The
     ontology's ``mint_iri`` is for labels, which may merge; ids must not, so it is not

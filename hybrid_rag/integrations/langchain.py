@@ -1,7 +1,7 @@
-"""LangChain integration: a retriever and an agent tool backed by :class:`HybridRAG`.
+"""LangChain integration: a retriever and an agent tool backed by ``HybridRAG``.
 
 Needs the ``[langchain]`` extra (``langchain-core``). Both run the same hybrid retrieval
-as :meth:`HybridRAG.aask` (product linking, the knowledge-graph and vector chains, fusion):
+as ``HybridRAG.aask`` (product linking, the knowledge-graph and vector chains, fusion):
 the retriever returns the answer's facts and passages as LangChain ``Document`` objects,
 the tool returns the answer text with numbered citations.
 
@@ -89,10 +89,10 @@ def answer_documents(answer: Answer) -> list[Document]:
 
 
 class HybridRAGRetriever(BaseRetriever):
-    """A LangChain retriever over a :class:`HybridRAG` (see :func:`as_retriever`).
+    """A LangChain retriever over a ``HybridRAG`` (see ``as_retriever``).
 
     Attributes:
-        rag: the :class:`HybridRAG` to ask.
+        rag: the ``HybridRAG`` to ask.
         mode: ``"hybrid"`` (both chains), ``"kg"`` or ``"vector"``.
         docs: document ids in scope; ``None`` for all.
         k: at most this many documents per call (facts first, then passages);
@@ -130,14 +130,14 @@ def as_retriever(
     """A LangChain ``BaseRetriever`` running ``rag``'s hybrid retrieval.
 
     Args:
-        rag: the :class:`HybridRAG` to ask.
+        rag: the ``HybridRAG`` to ask.
         mode: ``"hybrid"`` (both chains), ``"kg"`` or ``"vector"``.
         docs: document ids in scope; ``None`` for all.
         k: at most this many documents per call.
 
     Returns:
         A retriever whose ``invoke`` / ``ainvoke`` return ``Document`` objects; see
-        :func:`answer_documents` for their content and metadata.
+        ``answer_documents`` for their content and metadata.
     """
     return HybridRAGRetriever(rag=rag, mode=mode, docs=None if docs is None else list(docs), k=k)
 
@@ -157,7 +157,7 @@ def as_tool(
     """A LangChain tool an agent can call; it returns the answer with citations.
 
     Args:
-        rag: the :class:`HybridRAG` to ask.
+        rag: the ``HybridRAG`` to ask.
         name: the tool name the model sees.
         description: what the model is told the tool does.
         mode: ``"hybrid"`` (both chains), ``"kg"`` or ``"vector"``.

@@ -3,16 +3,16 @@
 Importing this package is cheap: implementations (and their SDKs) load on first
 attribute access. Hosted providers, one module each, behind extras:
 
-* :class:`OpenAILLM`, :class:`OpenAIEmbedder` (``[openai]``): OpenAI, Azure OpenAI,
+* ``OpenAILLM``, ``OpenAIEmbedder`` (``[openai]``): OpenAI, Azure OpenAI,
   vLLM, Ollama, LM Studio, any OpenAI-compatible gateway.
-* :class:`AICoreLLM`, :class:`AICoreEmbedder` (``[aicore]``): SAP AI Core's generative
+* ``AICoreLLM``, ``AICoreEmbedder`` (``[aicore]``): SAP AI Core's generative
   AI hub (GPT, Claude, ...).
-* :class:`LangChainLLM`, :class:`LangChainEmbedder` (``[langchain]``): any LangChain
+* ``LangChainLLM``, ``LangChainEmbedder`` (``[langchain]``): any LangChain
   chat model or embeddings object.
 
 All of them share one call policy: timeout, retries with backoff and jitter honouring
-``Retry-After``, a concurrency limit, a persistent :class:`ResponseCache`, batched
-embeddings and usage counted per provider and per :func:`track_usage` context.
+``Retry-After``, a concurrency limit, a persistent ``ResponseCache``, batched
+embeddings and usage counted per provider and per ``track_usage`` context.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def local_model_available() -> bool:
 
 
 def resolve_embedder(spec: str | Embedder = "auto") -> Embedder:
-    """Turn an embedder spec into an :class:`~hybrid_rag.protocols.Embedder`.
+    """Turn an embedder spec into an ``Embedder``.
 
     Args:
         spec: ``"auto"`` (the local MiniLM model when the ``[local]`` extra is installed,

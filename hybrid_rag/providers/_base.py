@@ -16,7 +16,7 @@ __all__ = ["BatchedEmbedder", "Metered"]
 
 
 class Metered:
-    """A provider whose calls go through one :class:`CallPolicy` (and SDK clients)."""
+    """A provider whose calls go through one ``CallPolicy`` (and SDK clients)."""
 
     _policy: CallPolicy
     _clients: PerLoop[Any] | None = None
@@ -34,7 +34,7 @@ class Metered:
 
 
 class BatchedEmbedder(Metered):
-    """An :class:`~hybrid_rag.protocols.Embedder` that sends ``_request`` batches.
+    """An ``Embedder`` that sends ``_request`` batches.
 
     Subclasses implement ``_request(texts) -> rows`` (one HTTP call or SDK call).
     """

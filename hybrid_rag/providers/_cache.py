@@ -1,6 +1,6 @@
 """A persistent response cache for providers: one SQLite file, keys are SHA-256 digests.
 
-Keys are built by :func:`cache_key` from the model, the messages or text and every
+Keys are built by ``cache_key`` from the model, the messages or text and every
 parameter that changes the answer, so a hit is exactly the response the same request got
 before. Values are opaque bytes (a completion's JSON, an embedding's float32 bytes).
 The file is opened on first use (no I/O in the constructor), in WAL mode so several

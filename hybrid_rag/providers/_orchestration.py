@@ -1,6 +1,6 @@
 """SAP AI Core's orchestration service: one harmonised chat API for every model vendor.
 
-:class:`~hybrid_rag.providers.AICoreLLM` uses it for Claude (``anthropic--*``), whose
+``AICoreLLM`` uses it for Claude (``anthropic--*``), whose
 native AI Core route speaks AWS Bedrock's API and needs boto3. The service URL is found
 once (the RUNNING deployment of scenario ``orchestration``, a blocking lookup done in a
 worker thread) and kept per proxy client; replies can be streamed (SSE). Messages go in

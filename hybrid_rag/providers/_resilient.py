@@ -7,13 +7,13 @@ Written once and used by the OpenAI, SAP AI Core and LangChain providers:
 * **Retries** with exponential backoff and full jitter on 429, 408/409, 5xx, timeouts and
   connection errors (``tenacity``); a ``Retry-After`` / ``retry-after-ms`` header is
   honoured (capped at ``max_wait``). Other errors fail at once. Either way the caller
-  gets :class:`~hybrid_rag.errors.LLMError` naming the model and the reason.
+  gets ``LLMError`` naming the model and the reason.
 * **Concurrency limit**: at most ``max_concurrency`` calls in flight per provider and
   event loop.
-* **Cache**: a :class:`~hybrid_rag.providers.ResponseCache` keyed by model, messages (or
+* **Cache**: a ``ResponseCache`` keyed by model, messages (or
   text) and parameters; a hit costs no call.
 * **Usage**: calls, tokens, embedded texts and cache hits go to the provider's
-  ``usage`` and to every :func:`~hybrid_rag.providers.track_usage` meter.
+  ``usage`` and to every ``track_usage`` meter.
 """
 
 from __future__ import annotations
@@ -276,7 +276,7 @@ class CallPolicy:
         """Text pieces from the cache (one piece) or from the stream ``open_stream`` makes.
 
         Retried until the first piece arrives; each later piece must arrive within the
-        timeout. A back end may yield a :class:`Usage` (token counts) among the pieces; it
+        timeout. A back end may yield a ``Usage`` (token counts) among the pieces; it
         is recorded, not passed on. The joined text is cached like a completion.
         """
         key = cache_key({"kind": "chat", **parts})

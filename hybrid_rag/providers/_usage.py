@@ -1,7 +1,7 @@
 """Usage counting shared by every provider: per-provider totals and per-task meters.
 
 A provider records each paid call (and each cache hit) once; the record goes to the
-provider's own :class:`UsageMeter` and to every meter opened with :func:`track_usage` in
+provider's own ``UsageMeter`` and to every meter opened with ``track_usage`` in
 the current context. Context variables follow ``asyncio``/anyio tasks, so the meter of one
 question or one ingest sees only its own calls even when several run at once.
 """
@@ -21,7 +21,7 @@ _ACTIVE: ContextVar[tuple[UsageMeter, ...]] = ContextVar("hybrid_rag_usage_meter
 
 
 class UsageMeter:
-    """A thread-safe running total of :class:`~hybrid_rag.models.Usage`."""
+    """A thread-safe running total of ``Usage``."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

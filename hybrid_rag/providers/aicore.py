@@ -20,7 +20,7 @@ OpenAI chat API work as they are. Anthropic's Claude models (``anthropic--claude
 are served by AI Core through AWS Bedrock's own API, not the OpenAI one: the native route
 needs boto3 (``sap-ai-sdk-gen[amazon]``). We reach them instead through AI Core's
 **orchestration** service, whose harmonised API is the same for every vendor, with no
-extra dependency: :class:`AICoreLLM` picks that route for ``anthropic--*`` models (and
+extra dependency: ``AICoreLLM`` picks that route for ``anthropic--*`` models (and
 for any model when ``route="orchestration"``).
 """
 
@@ -188,7 +188,7 @@ class AICoreLLM(_AICoreBase):
             ``anthropic--*`` models, OpenAI otherwise.
         proxy_client: A ``gen_ai_hub`` proxy client; default the shared one.
         timeout, max_retries, max_concurrency, cache: The shared call policy, see
-            :class:`~hybrid_rag.providers.OpenAILLM`.
+            ``OpenAILLM``.
 
     Raises:
         ConfigurationError: Empty model name or a bad option.
@@ -257,7 +257,7 @@ class AICoreLLM(_AICoreBase):
         max_tokens: int | None = None,
         json_schema: Mapping[str, Any] | None = None,
     ) -> Completion:
-        """Answer a conversation; see :class:`~hybrid_rag.protocols.LLMProvider`."""
+        """Answer a conversation; see ``LLMProvider``."""
         params = self._params(temperature, max_tokens, json_schema)
 
         async def attempt() -> Completion:
@@ -313,7 +313,7 @@ class AICoreEmbedder(_AICoreBase, BatchedEmbedder):
         dimensions: Vector size (sent to the API); required for a model whose size is
             not known here.
         batch_size: Texts per request.
-        resource_group, deployment_id, proxy_client: As for :class:`AICoreLLM`.
+        resource_group, deployment_id, proxy_client: As for ``AICoreLLM``.
         timeout, max_retries, max_concurrency, cache: The shared call policy.
 
     Raises:

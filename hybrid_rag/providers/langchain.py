@@ -60,7 +60,7 @@ def _model_name(obj: Any) -> str:
 
 
 class LangChainLLM(Metered):
-    """An :class:`~hybrid_rag.protocols.LLMProvider` over a LangChain chat model.
+    """An ``LLMProvider`` over a LangChain chat model.
 
     Structured output (``json_schema``) uses the model's ``with_structured_output``
     when it has one, else the schema goes into a system message and the reply is parsed.
@@ -69,7 +69,7 @@ class LangChainLLM(Metered):
         chat_model: A ``langchain_core`` ``BaseChatModel`` (e.g. ``ChatBedrock``).
         name: Model name for cache keys and logs; default read from the model.
         timeout, max_retries, max_concurrency, cache: The shared call policy, see
-            :class:`~hybrid_rag.providers.OpenAILLM`.
+            ``OpenAILLM``.
 
     Raises:
         ConfigurationError: ``chat_model`` has no ``ainvoke``, or a bad option.
@@ -118,7 +118,7 @@ class LangChainLLM(Metered):
         max_tokens: int | None = None,
         json_schema: Mapping[str, Any] | None = None,
     ) -> Completion:
-        """Answer a conversation; see :class:`~hybrid_rag.protocols.LLMProvider`."""
+        """Answer a conversation; see ``LLMProvider``."""
         params = {"temperature": temperature, "max_tokens": max_tokens, "schema": json_schema}
         if json_schema is None:
             attempt = self._plain(messages)
@@ -178,7 +178,7 @@ class LangChainLLM(Metered):
 
 
 class LangChainEmbedder(BatchedEmbedder):
-    """An :class:`~hybrid_rag.protocols.Embedder` over a LangChain ``Embeddings`` object.
+    """An ``Embedder`` over a LangChain ``Embeddings`` object.
 
     Args:
         embeddings: A ``langchain_core`` ``Embeddings`` (``aembed_documents``).

@@ -4,7 +4,7 @@ One client for every server that speaks the OpenAI API: OpenAI itself, Azure Ope
 (``base_url="https://<resource>.openai.azure.com/openai/v1/"``), vLLM, Ollama
 (``http://localhost:11434/v1``), LM Studio, LiteLLM and company gateways. The ``openai``
 SDK is imported on first use; its own retries are off (``max_retries=0``) because the
-shared policy of :mod:`hybrid_rag.providers._resilient` retries, limits, caches and counts.
+shared policy of ``hybrid_rag.providers._resilient`` retries, limits, caches and counts.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ class OpenAILLM(Metered):
         timeout: Seconds per attempt (per piece when streaming).
         max_retries: Retries on 429 / 5xx / timeouts / connection errors.
         max_concurrency: Calls in flight at once.
-        cache: A :class:`~hybrid_rag.providers.ResponseCache` or a directory for one;
+        cache: A ``ResponseCache`` or a directory for one;
             ``None`` caches nothing.
         strict_schema: Send ``json_schema`` with ``strict: true`` (OpenAI then requires
             ``additionalProperties: false`` and every property required).
@@ -192,7 +192,7 @@ class OpenAILLM(Metered):
         max_tokens: int | None = None,
         json_schema: Mapping[str, Any] | None = None,
     ) -> Completion:
-        """Answer a conversation; see :class:`~hybrid_rag.protocols.LLMProvider`."""
+        """Answer a conversation; see ``LLMProvider``."""
         params = self._params(temperature, max_tokens, json_schema)
         parts = chat_parts("openai", self._endpoint, self._model, messages, params)
         return await self._policy.complete(
@@ -232,7 +232,7 @@ class OpenAIEmbedder(BatchedEmbedder):
         dimensions: Vector size. Sent to the API (``text-embedding-3-*`` shorten their
             vectors to it); required for a model whose size is not known here.
         batch_size: Texts per request (1,000 chunks = 8 requests at 128).
-        timeout, max_retries, max_concurrency, cache: As for :class:`OpenAILLM`.
+        timeout, max_retries, max_concurrency, cache: As for ``OpenAILLM``.
 
     Raises:
         ConfigurationError: Unknown dimension, no API key, or a bad option.

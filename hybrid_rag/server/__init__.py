@@ -1,4 +1,4 @@
-"""An optional HTTP service over :class:`~hybrid_rag.HybridRAG` (the ``[server]`` extra).
+"""An optional HTTP service over ``HybridRAG`` (the ``[server]`` extra).
 
 ``create_app(rag)`` returns a FastAPI app to run with uvicorn or mount in an existing app;
 ``hybrid-rag serve --store DIR`` runs one. See ``docs/guides/service.md``.

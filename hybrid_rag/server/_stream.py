@@ -1,6 +1,6 @@
-"""Answer parts for the streaming endpoints: text deltas, then the complete :class:`Answer`.
+"""Answer parts for the streaming endpoints: text deltas, then the complete ``Answer``.
 
-A thin adapter over :meth:`hybrid_rag.HybridRAG.astream`: with an LLM the deltas are the
+A thin adapter over ``hybrid_rag.HybridRAG.astream``: with an LLM the deltas are the
 model's text as it arrives (the final ``Answer`` has passed the grounding check); on the
 extractive path the text is one delta.
 """

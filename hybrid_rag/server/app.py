@@ -93,7 +93,7 @@ def create_app(
     for running upload jobs.
 
     Args:
-        rag: the :class:`HybridRAG` to serve.
+        rag: the ``HybridRAG`` to serve.
         api_keys: accepted bearer keys; ``None`` reads ``HYBRID_RAG_API_KEYS``
             (comma-separated). No keys: no authentication.
         max_upload_bytes: the largest request body accepted (413 above it).
@@ -290,7 +290,7 @@ def _failed(name: str, error: str) -> IngestReport:
 def _ask_routes(router: APIRouter, svc: _Service) -> None:
     @router.post("/ask", response_model=Answer)
     async def ask(body: AskRequest) -> Answer:
-        """Answer a question from the documents in scope; the :class:`Answer` as JSON."""
+        """Answer a question from the documents in scope; the ``Answer`` as JSON."""
         t0 = time.perf_counter()
         answer = await svc.rag.aask(
             body.question, docs=body.docs, mode=body.mode, top_k=body.top_k, history=body.history

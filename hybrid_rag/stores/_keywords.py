@@ -1,13 +1,13 @@
 """Incremental BM25 keyword index of the embedded vector store, on tantivy.
 
-One tantivy document per chunk: its :func:`~hybrid_rag.stores.local_vectors.tokenize`
+One tantivy document per chunk: its ``tokenize``
 tokens (joined by spaces and split again by tantivy's ``whitespace`` tokenizer, so the
 tokens are exactly ours: identifiers such as ``67-64-1`` or ``un1090`` stay whole), the
 chunk's matrix slot (stored, returned with each hit) and its document id (a ``raw`` term,
 used to delete a document's chunks and to restrict a search to documents).
 
 Writes are staged in tantivy's writer; the store decides when to commit
-(``LocalVectorStore._index_keywords`` in :mod:`hybrid_rag.stores.local_vectors`): a lone
+(``LocalVectorStore._index_keywords`` in ``hybrid_rag.stores.local_vectors``): a lone
 write commits itself, a burst of writes is committed once by the next search, and a
 delete's tombstones wait for a later commit while searches skip the deleted chunks'
 slots (``live``) and fetch that many more hits (``dead``). The store lists the
@@ -20,7 +20,7 @@ Scoring is tantivy's BM25 (k1 = 1.2, b = 0.75, Lucene idf); a search is a disjun
 the query's distinct tokens. The Python binding always collects through a
 ``MultiCollector``, so tantivy's block-max WAND pruning never runs: a query costs a pass
 over every posting list of its terms. In a large index the terms found in nearly every
-chunk are therefore left out of the query (:func:`_informative`; they add almost
+chunk are therefore left out of the query (``_informative``; they add almost
 nothing to any score).
 """
 
@@ -53,8 +53,8 @@ class KeywordIndex:
     Args:
         folder: Where the index lives; ``None`` keeps it in memory.
 
-    Not thread-safe on its own: :class:`~hybrid_rag.stores.local_vectors.LocalVectorStore`
-    calls it under its lock. The constructor does no I/O; :meth:`open` does.
+    Not thread-safe on its own: ``LocalVectorStore``
+    calls it under its lock. The constructor does no I/O; ``open`` does.
     """
 
     def __init__(self, folder: Path | None) -> None:
@@ -137,7 +137,7 @@ class KeywordIndex:
         Args:
             tokens: Query tokens. Duplicates and over-long ones are dropped; in a large
                 index so are those in nearly every chunk, unless fewer than ``k`` chunks
-                match the others (:func:`_informative`).
+                match the others (``_informative``).
             k: How many hits.
             doc_ids: Restrict to these documents (``None``: all).
             live: Skip hits whose slot fails this (chunks deleted since the last commit:

@@ -35,8 +35,8 @@ class StoreLock:
         target: The store's file or folder; the lock is ``<target>.lock`` beside it.
         what: Names the store in messages (``"vector store"``).
 
-    The constructor does no I/O. :meth:`acquire` raises at once when another handle
-    holds the lock; :meth:`release` is idempotent. Thread-safe, and the thread that
+    The constructor does no I/O. ``acquire`` raises at once when another handle
+    holds the lock; ``release`` is idempotent. Thread-safe, and the thread that
     releases need not be the one that acquired (stores open and close in worker threads).
     """
 

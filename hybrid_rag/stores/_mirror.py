@@ -8,8 +8,8 @@ scope copies read it instead of the disk, so their cost per document is the same
 scope size.
 
 * It is loaded in a background thread on first need; until it is ready, callers keep
-  reading the disk (:meth:`Mirror.reader`).
-* Every write is applied to it inside the writer's critical section (:meth:`Mirror.apply`),
+  reading the disk (``Mirror.reader``).
+* Every write is applied to it inside the writer's critical section (``Mirror.apply``),
   in one transaction, so readers see the old graph or the new one, as on disk.
 * Graphs written while it loads are read again from the disk before it is published.
 * A failure while loading or applying drops the mirror (logged); queries go back to the
@@ -36,7 +36,7 @@ State = Literal["off", "loading", "ready", "failed"]
 
 
 class Mirror:
-    """The in-memory copy of one on-disk store; thread-safe. No I/O until :meth:`reader`."""
+    """The in-memory copy of one on-disk store; thread-safe. No I/O until ``reader``."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # orders loading's last step against writers

@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS documents (
 
 
 class SqliteCatalog(Closing):
-    """The :class:`~hybrid_rag.protocols.Catalog` of the embedded default.
+    """The ``Catalog`` of the embedded default.
 
     Args:
         path: SQLite file; ``None`` keeps the catalog in memory.

@@ -18,7 +18,7 @@ Search strategy (chosen by measurement, see ``docs/benchmarks.md``):
 
 Deleted or replaced rows are freed and reused by later writes, so the files never need
 compaction. Keyword search is BM25 on a tantivy index under ``keywords/``
-(:mod:`hybrid_rag.stores._keywords`), updated per document: a write costs in proportion
+(``hybrid_rag.stores._keywords``), updated per document: a write costs in proportion
 to that document, never to the store.
 """
 
@@ -207,7 +207,7 @@ class _Matrix:
 
 
 class LocalVectorStore(Closing):
-    """Embedded, persistent :class:`~hybrid_rag.protocols.VectorStore` (dense + BM25).
+    """Embedded, persistent ``VectorStore`` (dense + BM25).
 
     Args:
         path: Folder holding the store's files; ``None`` keeps everything in memory.
@@ -225,7 +225,7 @@ class LocalVectorStore(Closing):
             exactly; more costs little and lifts recall.
 
     Thread-safe: every call holds one lock. Use as a context manager or call
-    :meth:`close`.
+    ``close``.
     """
 
     def __init__(
@@ -696,7 +696,7 @@ class LocalVectorStore(Closing):
         k: int,
         doc_ids: Sequence[str] | None = None,
     ) -> list[VectorHit]:
-        """Top-``k`` chunks by BM25 over :func:`tokenize` tokens; only scores > 0.
+        """Top-``k`` chunks by BM25 over ``tokenize`` tokens; only scores > 0.
 
         Args:
             text: The query text; identifiers are matched by their exact string.

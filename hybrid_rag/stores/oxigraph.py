@@ -21,7 +21,7 @@ binds ~N solutions, so that plan costs ~N^2 (seconds at a thousand documents). I
 * smaller scopes use the per-graph dataset directly.
 
 On disk, the first two read the in-memory mirror of the whole store once it has loaded
-(:mod:`hybrid_rag.stores._mirror`; ``mirror=False`` turns it off): RocksDB lookups cost
+(``hybrid_rag.stores._mirror``; ``mirror=False`` turns it off): RocksDB lookups cost
 several times in-memory ones, so without it a whole-store query costs more per document
 than a scope copied into memory.
 
@@ -67,7 +67,7 @@ _COPY_CACHE = 2  # scope copies kept (each holds its scope's triples in memory)
 
 
 class OxigraphGraphStore(Closing):
-    """A :class:`~hybrid_rag.protocols.GraphStore` backed by pyoxigraph.
+    """A ``GraphStore`` backed by pyoxigraph.
 
     Args:
         path: Directory of the on-disk store (created if missing); ``None`` keeps the
@@ -268,15 +268,15 @@ class OxigraphGraphStore(Closing):
     def query_bounded(
         self, sparql: str, *, scope: Sequence[str], timeout: float, max_rows: int
     ) -> SparqlResult:
-        """:meth:`query` in a child process that is killed after ``timeout`` seconds.
+        """``query`` in a child process that is killed after ``timeout`` seconds.
 
         For queries whose cost is unknown (LLM-written): oxigraph cannot interrupt a
         query, so it runs on a copy of the scope's graphs in a separate process (see
-        :mod:`hybrid_rag.stores._query_process`); at most ``max_rows`` rows are read.
+        ``hybrid_rag.stores._query_process``); at most ``max_rows`` rows are read.
 
         Raises:
             QueryTimeoutError: the time ran out; the child process was killed.
-            (and every error :meth:`query` raises)
+            (and every error ``query`` raises)
         """
         graphs = [self.graph_iri(d) for d in check_scope(scope)]
         validate_query(sparql, allowed_graphs=graphs)
@@ -482,7 +482,7 @@ def _native(term: Term) -> Any:
 
 
 def _term(node: Any) -> Term:
-    """A pyoxigraph term as a store-neutral :class:`Term`."""
+    """A pyoxigraph term as a store-neutral ``Term``."""
     kind = _kinds().get(type(node))
     if kind == "iri":
         return Term(node.value, "iri")

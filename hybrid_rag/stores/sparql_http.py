@@ -7,7 +7,7 @@ CI against a real ``oxigraph serve`` and a real Virtuoso 7.2 (Debian's
 Scope: the query is validated with the scoped graphs as the only graphs it may name
 (``FROM``/``FROM NAMED``/``GRAPH <iri>`` outside the scope is rejected), then its
 dataset is rewritten to exactly those graphs (``FROM <g>`` + ``FROM NAMED <g>`` for each,
-:func:`~hybrid_rag.sparql.with_dataset`). **That rewrite is what holds the scope**: the
+``with_dataset``). **That rewrite is what holds the scope**: the
 protocol's ``default-graph-uri``/``named-graph-uri`` parameters are sent too, but
 servers differ on them (Virtuoso ignores them when the query text names graphs, which
 the rewrite always does).
@@ -31,10 +31,10 @@ Writes: ``DROP SILENT GRAPH`` then ``INSERT DATA`` requests of at most
 Retries: only transient failures are retried (a connection that could not be made or
 broke, HTTP 429, 502, 503 and 504, honouring ``Retry-After`` up to 5 s). A timeout
 while the server runs a query, or any other error status (a 500 from a query the
-engine refuses), is raised at once as :class:`~hybrid_rag.errors.StoreError`.
+engine refuses), is raised at once as ``StoreError``.
 
 This module also holds the result parsers (SPARQL 1.1 JSON and XML results) and the
-update batching shared with :class:`~hybrid_rag.stores.hana.HanaGraphStore`.
+update batching shared with ``HanaGraphStore``.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def check_graph_base(graph_base: str) -> str:
 def insert_requests(graph: str, triples: Sequence[Triple], *, max_bytes: int) -> list[str]:
     """``INSERT DATA`` updates into ``graph``, each at most ~``max_bytes`` of UTF-8.
 
-    Every term is escaped by :meth:`Term.n3`; duplicates are dropped. Triples that
+    Every term is escaped by ``Term.n3``; duplicates are dropped. Triples that
     contain a blank node all go into the first request, because a blank node label
     only identifies one node within one request.
     """
@@ -189,7 +189,7 @@ def _ask_as_boolean(result: SparqlResult) -> SparqlResult:
 
 
 def parse_sparql_json(body: str | bytes) -> SparqlResult:
-    """Parse ``application/sparql-results+json`` into a :class:`SparqlResult`."""
+    """Parse ``application/sparql-results+json`` into a ``SparqlResult``."""
     try:
         data = json.loads(body)
     except ValueError as exc:
@@ -221,7 +221,7 @@ def _datatype(datatype: str | None) -> str | None:
 
 
 def parse_sparql_xml(body: str | bytes) -> SparqlResult:
-    """Parse ``application/sparql-results+xml`` into a :class:`SparqlResult`."""
+    """Parse ``application/sparql-results+xml`` into a ``SparqlResult``."""
     try:
         root = ElementTree.fromstring(body)
     except ElementTree.ParseError as exc:
@@ -266,7 +266,7 @@ def doc_ids_from(result: SparqlResult, graph_base: str) -> list[str]:
 
 
 class SparqlHttpStore(Closing):
-    """A :class:`~hybrid_rag.protocols.GraphStore` over the SPARQL 1.1 Protocol.
+    """A ``GraphStore`` over the SPARQL 1.1 Protocol.
 
     Args:
         query_url: The endpoint's query URL.

@@ -2,7 +2,7 @@
 
 The fakes (an embedder, function-backed LLMs, in-memory catalog and vector store) need
 no model, network or disk. The contract suites import pytest; import them from
-:mod:`hybrid_rag.testing.contracts`.
+``hybrid_rag.testing.contracts``.
 """
 
 from hybrid_rag.testing.fakes import FakeEmbedder, FunctionLLM, ScriptedLLM

@@ -1,6 +1,6 @@
-"""Contract tests every :class:`~hybrid_rag.protocols.Catalog` must pass.
+"""Contract tests every ``Catalog`` must pass.
 
-Subclass :class:`CatalogContract` in a test module and provide a ``catalog`` fixture that
+Subclass ``CatalogContract`` in a test module and provide a ``catalog`` fixture that
 yields a fresh, empty catalog::
 
     class TestMyCatalog(CatalogContract):

@@ -1,6 +1,6 @@
-"""Contract tests every :class:`~hybrid_rag.protocols.Embedder` must pass.
+"""Contract tests every ``Embedder`` must pass.
 
-Subclass :class:`EmbedderContract` in a test module and provide an ``embedder``
+Subclass ``EmbedderContract`` in a test module and provide an ``embedder``
 fixture::
 
     class TestMyEmbedder(EmbedderContract):
@@ -13,7 +13,7 @@ fixture::
         def backend_calls(self, embedder):  # optional: requests made to the model
             return embedder.requests
 
-The async methods are driven with :func:`anyio.run`, so no pytest async plugin is needed.
+The async methods are driven with ``anyio.run``, so no pytest async plugin is needed.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Contract tests for the two flow seams: :class:`~hybrid_rag.protocols.Extractor` and
-:class:`~hybrid_rag.protocols.QuestionRouter`.
+"""Contract tests for the two flow seams: ``Extractor`` and
+``QuestionRouter``.
 
 Subclass and provide one fixture::
 
@@ -81,7 +81,7 @@ class _WithOntology:
 
 
 class ExtractorContract(_WithOntology):
-    """Every :class:`~hybrid_rag.protocols.Extractor` passes these tests."""
+    """Every ``Extractor`` passes these tests."""
 
     def test_is_an_extractor(self, extractor: Extractor) -> None:
         from hybrid_rag.protocols import Extractor
@@ -132,7 +132,7 @@ class ExtractorContract(_WithOntology):
 
 
 class QuestionRouterContract(_WithOntology):
-    """Every :class:`~hybrid_rag.protocols.QuestionRouter` passes these tests."""
+    """Every ``QuestionRouter`` passes these tests."""
 
     def test_is_a_router(self, router: QuestionRouter) -> None:
         from hybrid_rag.protocols import QuestionRouter

@@ -1,6 +1,6 @@
-"""Contract test suite for :class:`~hybrid_rag.protocols.GraphStore` implementations.
+"""Contract test suite for ``GraphStore`` implementations.
 
-Subclass :class:`GraphStoreContract` in a test module and provide a ``graph_store``
+Subclass ``GraphStoreContract`` in a test module and provide a ``graph_store``
 fixture that yields a fresh, empty store::
 
     class TestMyStore(GraphStoreContract):

@@ -1,6 +1,6 @@
-"""Contract tests every :class:`~hybrid_rag.protocols.VectorStore` must pass.
+"""Contract tests every ``VectorStore`` must pass.
 
-Subclass :class:`VectorStoreContract` in a test module and provide a ``vector_store``
+Subclass ``VectorStoreContract`` in a test module and provide a ``vector_store``
 fixture returning a fresh, empty store of dimension ``dim`` (fixture, default 8)::
 
     class TestMyStore(VectorStoreContract):

@@ -13,7 +13,7 @@ Subclass in a test module and provide the one fixture the suite names::
     class TestMyRouter(QuestionRouterContract):     # fixture ``router``
 
 Every rule a suite checks is written in the protocol's docstring
-(:mod:`hybrid_rag.protocols`), so a store written from the docstrings passes.
+(``hybrid_rag.protocols``), so a store written from the docstrings passes.
 """
 
 from hybrid_rag.testing._catalog_contract import CatalogContract

@@ -1,7 +1,7 @@
 """Fakes for tests: a tiny deterministic embedder and function-backed LLMs.
 
-They implement the :class:`~hybrid_rag.protocols.Embedder` and
-:class:`~hybrid_rag.protocols.LLMProvider` seams without any model or network, and
+They implement the ``Embedder`` and
+``LLMProvider`` seams without any model or network, and
 record what they were asked so a test can assert on calls.
 
 Example:
@@ -102,11 +102,11 @@ class FakeEmbedder:
 
 
 class FunctionLLM:
-    """An :class:`~hybrid_rag.protocols.LLMProvider` that calls a function of yours.
+    """An ``LLMProvider`` that calls a function of yours.
 
     The function receives the message list and returns the reply text or a
-    :class:`~hybrid_rag.models.Completion`; it may be sync or async. Whatever it raises
-    surfaces as :class:`~hybrid_rag.errors.LLMError`.
+    ``Completion``; it may be sync or async. Whatever it raises
+    surfaces as ``LLMError``.
 
     Args:
         fn: The stand-in model.
@@ -144,8 +144,8 @@ class FunctionLLM:
         """Call the function with ``messages`` and wrap its reply in a Completion.
 
         With ``json_schema`` the reply must be a JSON object (else LLMError), as the
-        :class:`~hybrid_rag.protocols.LLMProvider` contract says; the schema itself is
-        recorded in :attr:`json_schemas`, not enforced.
+        ``LLMProvider`` contract says; the schema itself is
+        recorded in ``json_schemas``, not enforced.
         """
         received = list(messages)
         self.calls.append(received)

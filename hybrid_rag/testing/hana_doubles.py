@@ -25,7 +25,7 @@ to catch mistakes:
   summed, then s / (1 + s). HANA's own formula differs in detail, so tests may rely on
   which rows match, the scope and "rarer / more frequent terms rank higher", not on
   the values. It scans the whole table per statement: a double, not an index.
-* Every statement is recorded (:class:`RecordedCall`: connection, thread, SQL text,
+* Every statement is recorded (``RecordedCall``: connection, thread, SQL text,
   parameters, batch size), and every connection remembers the threads that used it,
   so tests can assert that no connection was shared between threads.
 

@@ -1,12 +1,12 @@
 """In-memory TEST FAKES of the Catalog and VectorStore seams, written from their docstrings.
 
 They are small reference implementations: built from the contracts in
-:mod:`hybrid_rag.protocols` alone (not from the real stores) and checked by the same
+``hybrid_rag.protocols`` alone (not from the real stores) and checked by the same
 contract suites, which proves the docstrings say enough to implement a seam. They keep
 everything in Python dicts, scan every chunk on each search and persist nothing: use
 them in tests, not in production (the embedded stores are
-:class:`~hybrid_rag.stores.catalog.SqliteCatalog` and
-:class:`~hybrid_rag.stores.local_vectors.LocalVectorStore`).
+``SqliteCatalog`` and
+``LocalVectorStore``).
 
 Example:
     >>> from hybrid_rag.testing import InMemoryCatalog, InMemoryVectorStore
@@ -56,7 +56,7 @@ def _tokens(text: str) -> list[str]:
 
 
 class InMemoryCatalog:
-    """A TEST FAKE :class:`~hybrid_rag.protocols.Catalog`: a dict behind a lock."""
+    """A TEST FAKE ``Catalog``: a dict behind a lock."""
 
     def __init__(self) -> None:
         self._entries: dict[str, DocumentInfo] = {}
@@ -90,7 +90,7 @@ class InMemoryCatalog:
 
 
 class InMemoryVectorStore:
-    """A TEST FAKE :class:`~hybrid_rag.protocols.VectorStore`: exact scans, a plain BM25.
+    """A TEST FAKE ``VectorStore``: exact scans, a plain BM25.
 
     Keyword scores are textbook Okapi BM25 (k1 = 1.5, b = 0.75) over the chunks in scope,
     computed on each call: small and slow on purpose; no dependency beyond numpy.

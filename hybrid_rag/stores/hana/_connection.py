@@ -68,7 +68,7 @@ def engine_message(exc: BaseException) -> str:
 class HanaSettings:
     """Connection settings of a SAP HANA Cloud database.
 
-    The password is a :class:`pydantic.SecretStr` and never appears in ``repr`` or logs.
+    The password is a ``pydantic.SecretStr`` and never appears in ``repr`` or logs.
 
     Args:
         host: SQL endpoint host name.
@@ -277,7 +277,7 @@ class HanaConnectionPool(Closing):
         settings: Where to connect.
         driver: The DB-API module (``connect`` and ``Error``); default ``hdbcli.dbapi``,
             imported on first use. Tests pass a double from
-            :mod:`hybrid_rag.testing.hana_doubles`.
+            ``hybrid_rag.testing.hana_doubles``.
         idle_check_s: A connection idle longer than this is checked before reuse.
     """
 

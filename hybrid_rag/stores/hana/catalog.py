@@ -1,7 +1,7 @@
 """The document catalog in a HANA table, so several processes share one record of documents.
 
 One row per document: id (primary key), source, content hash, status, counts, update
-time and the full :class:`~hybrid_rag.models.DocumentInfo` as JSON (the source of
+time and the full ``DocumentInfo`` as JSON (the source of
 truth when read back). ``put`` is an ``UPSERT ... WITH PRIMARY KEY``; the table is
 created on first use when ``SYS.TABLES`` does not list it.
 """
@@ -33,11 +33,11 @@ _COLUMNS = (
 
 
 class HanaCatalog(Closing):
-    """A :class:`~hybrid_rag.protocols.Catalog` stored in a HANA column table.
+    """A ``Catalog`` stored in a HANA column table.
 
     Args:
         settings: Connection settings (ignored when ``pool`` is given).
-        pool: A connection pool to use (and close on :meth:`close`).
+        pool: A connection pool to use (and close on ``close``).
         table: Table name (in the settings' schema).
     """
 

@@ -30,11 +30,11 @@ _KINDS = ("DOCUMENT", "QUERY")
 
 
 class HanaInternalEmbedder:
-    """An :class:`~hybrid_rag.protocols.Embedder` running HANA's ``VECTOR_EMBEDDING``.
+    """An ``Embedder`` running HANA's ``VECTOR_EMBEDDING``.
 
     Args:
         settings: Connection settings (ignored when ``pool`` is given).
-        pool: A connection pool to use (closed by :meth:`close`).
+        pool: A connection pool to use (closed by ``close``).
         model: HANA embedding model id.
         dim: Dimension the model returns (768 for ``SAP_NEB.20240715``).
         batch_size: Texts per SQL statement.

@@ -6,19 +6,19 @@ What is enforced where:
   graph, and DEFAULT is writable by every database user. So every query is first
   validated (read-only SELECT/ASK, no SERVICE, ``FROM``/``FROM NAMED``/``GRAPH <iri>``
   only naming scoped graphs) and then rewritten by
-  :func:`~hybrid_rag.sparql.with_dataset` to ``FROM <g> ... FROM NAMED <g> ...``
+  ``with_dataset`` to ``FROM <g> ... FROM NAMED <g> ...``
   for exactly the scoped graphs, replacing any dataset clause it had. DEFAULT is never
   read by a scoped query, and the library never writes to it.
 * **Writes.** ``replace`` runs ``DROP SILENT GRAPH`` (graph DDL: autocommit on), then the
   ``INSERT DATA`` batches (each at most ``max_request_bytes``) in one SQL transaction
   with autocommit off, committed together: a reader sees the old graph, then briefly
   no graph, then the whole new graph, never a half-written one. Every term is written
-  through :meth:`~hybrid_rag.rdf.Term.n3` (escaped by construction); blank nodes get
+  through ``n3`` (escaped by construction); blank nodes get
   labels that start with a letter (``_:b<hash>``), and only full ``<IRI>`` forms are
   written (no prefixed names), so local-name rules of HANA's parser never apply.
 * **Results** are requested as SPARQL JSON (or XML) and parsed into the same
-  :class:`~hybrid_rag.rdf.SparqlResult` rows the embedded store returns; HANA errors
-  become :class:`~hybrid_rag.errors.StoreError` with the engine's text (connection
+  ``SparqlResult`` rows the embedded store returns; HANA errors
+  become ``StoreError`` with the engine's text (connection
   details cut off).
 """
 
@@ -64,11 +64,11 @@ _ACCEPT = {
 
 
 class HanaGraphStore(Closing):
-    """A :class:`~hybrid_rag.protocols.GraphStore` on SAP HANA Cloud's KG engine.
+    """A ``GraphStore`` on SAP HANA Cloud's KG engine.
 
     Args:
         settings: Connection settings (ignored when ``pool`` is given).
-        pool: A connection pool to use (and close on :meth:`close`); lets several
+        pool: A connection pool to use (and close on ``close``); lets several
             stores share per-thread connections.
         graph_base: Prefix of document graph IRIs.
         result_format: ``"json"`` or ``"xml"`` SPARQL results.

@@ -4,7 +4,7 @@ One column table holds the chunks of every document (primary key ``DOC_ID, CHUNK
 with page, offsets, section, text (NCLOB), metadata (JSON NCLOB), a write id and the
 embedding. The table is created on first write when ``SYS.TABLES`` does not list it
 (HANA has no ``CREATE TABLE IF NOT EXISTS``); an existing table of another dimension
-raises :class:`~hybrid_rag.errors.StoreError` before anything is written.
+raises ``StoreError`` before anything is written.
 
 * Writes: ``DELETE`` of the document's rows then ``executemany`` ``INSERT`` batches of
   ``batch_size`` rows, in one transaction (autocommit off, committed together). Vectors
@@ -15,13 +15,13 @@ raises :class:`~hybrid_rag.errors.StoreError` before anything is written.
   ?, EXACT) AND "DOC_ID" IN (...) ORDER BY "SCORE" DESC`` over a full-text index
   (``CREATE FULLTEXT INDEX ... SYNC``: a committed write is searchable at once). The
   ``TOKENS`` column holds each chunk's tokens as the embedded store makes them
-  (:func:`~hybrid_rag.stores.local_vectors.tokenize`: identifiers such as ``67-64-1``,
+  (``tokenize``: identifiers such as ``67-64-1``,
   ``UN1090`` kept whole plus their parts, mild stemming), and the query is the question's
   distinct tokens as quoted terms joined by ``OR``, so a code is matched by its exact
   string and both stores see the same terms. Only the top-``k`` rows leave the database.
   A table made by an older version gets the column (filled in batches, once) and the
   index on first use.
-* Optional HNSW index: ``hnsw=HnswConfig(...)`` or :meth:`HanaVectorStore.create_hnsw_index`.
+* Optional HNSW index: ``hnsw=HnswConfig(...)`` or ``HanaVectorStore.create_hnsw_index``.
 """
 
 from __future__ import annotations
@@ -114,11 +114,11 @@ def _parse_vector(value: Any) -> F32:
 
 
 class HanaVectorStore(Closing):
-    """A :class:`~hybrid_rag.protocols.VectorStore` on SAP HANA Cloud.
+    """A ``VectorStore`` on SAP HANA Cloud.
 
     Args:
         settings: Connection settings (ignored when ``pool`` is given).
-        pool: A connection pool to use (and close on :meth:`close`).
+        pool: A connection pool to use (and close on ``close``).
         table: Table name (in the settings' schema).
         dim: Expected dimension; ``None`` takes it from the existing table or the
             first write.
@@ -385,7 +385,7 @@ class HanaVectorStore(Closing):
     ) -> list[VectorHit]:
         """Top-``k`` chunks by HANA's full-text ``SCORE()`` (> 0), optionally scoped.
 
-        The question's tokens (:func:`~hybrid_rag.stores.local_vectors.tokenize`) are
+        The question's tokens (``tokenize``) are
         searched as exact terms joined by ``OR`` in the ``TOKENS`` column; the scope is a
         ``DOC_ID IN`` predicate of the same statement, and only ``TOP k`` rows return.
 
