@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 from hybrid_rag._vocab import RDF_TYPE
 from hybrid_rag.errors import OntologyError
-from hybrid_rag.protocols import ClassDef, Ontology, PropertyDef
 from hybrid_rag.text import suffix_stem
+from hybrid_rag.types import ClassDef, DocumentModel, Ontology, PropertyDef
 
 if TYPE_CHECKING:
     from hybrid_rag.rdf import Triple
@@ -51,7 +51,7 @@ _RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 _OWL = "http://www.w3.org/2002/07/owl#"
 _SKOS_ALT = "http://www.w3.org/2004/02/skos/core#altLabel"
 _SKOS_HIDDEN = "http://www.w3.org/2004/02/skos/core#hiddenLabel"
-_HINTS = ("valueKind", "valuePattern", "section")
+_XSD = "http://www.w3.org/2001/XMLSchema#"
 _SAFE_LOCAL = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _MAX_SLUG = 80
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -127,9 +127,11 @@ class TurtleOntology:
             its value (``msds:readFrom``).
         narrower: per property local name, its sub-properties (``rdfs:subPropertyOf``):
             "personal protective equipment" is eye, hand, skin and respiratory protection.
-        lower_when_more: per property local name, adjectives that a product has more of
-            when the value is lower (``msds:lowerWhenMore``: "acidic" for the pH,
-            "toxic" for an LD50).
+        lower_when_more: per property local name, adjectives that a subject has more of
+            when the value is lower (``hr:lowerWhenMore``).
+        model: what documents are about, which properties name and identify their
+            subject, which classes are its parts (``DocumentModel``; default: none).
+        prefix: the prefix prompts print for the namespace (``inv``); default ``ex``.
         source: where the definitions came from, for error messages.
     """
 
@@ -144,6 +146,8 @@ class TurtleOntology:
         read_from: dict[str, tuple[str, ...]] | None = None,
         narrower: dict[str, tuple[str, ...]] | None = None,
         lower_when_more: dict[str, tuple[str, ...]] | None = None,
+        model: DocumentModel | None = None,
+        prefix: str = "ex",
         source: str = "<memory>",
     ) -> None:
         if not properties:
@@ -159,6 +163,8 @@ class TurtleOntology:
         self._read_from = dict(read_from or {})
         self._narrower = dict(narrower or {})
         self._lower_when_more = dict(lower_when_more or {})
+        self._model = model or DocumentModel()
+        self._prefix = prefix
         self._source = source
         self._label_index: _LabelIndex | None = None
 
@@ -251,37 +257,63 @@ class TurtleOntology:
 
     def vocabulary(self) -> str:
         """A compact listing of classes and properties for LLM prompts."""
-        lines = [f"PREFIX msds: <{self._namespace}>", "Classes:"]
+        pre = self._prefix
+        lines = [f"PREFIX {pre}: <{self._namespace}>", "Classes:"]
         for c in self._classes:
-            lines.append(f"  msds:{c.name} - {c.label}" + (f": {c.comment}" if c.comment else ""))
+            lines.append(f"  {pre}:{c.name} - {c.label}" + (f": {c.comment}" if c.comment else ""))
         lines.append("Object properties (subject -> object):")
         for p in self._props:
             if p.kind == "object":
-                lines.append("  " + _describe(p))
+                lines.append("  " + _describe(p, pre))
         lines.append("Datatype properties (literal values):")
         for p in self._props:
             if p.kind == "datatype":
-                lines.append("  " + _describe(p))
+                lines.append("  " + _describe(p, pre))
         return "\n".join(lines)
 
     # ------------------------------------------------------------ extras
 
     def value_kind(self, name: str) -> str:
-        """How a value of the property is read (``temperature``, ``number``, ``range``,
-        ``identifier``, ``text``); ``text`` when not annotated."""
-        return self._annotations.get(name, {}).get("valueKind", "text")
+        """How a value of the property is read (``hr:valueKind``).
+
+        Without the annotation: ``identifier`` for a property that identifies the
+        subject, ``number`` for an ``rdfs:range`` of ``xsd:decimal`` (or another
+        numeric type) or a property with a unit, ``date`` for ``xsd:date`` (and
+        ``dateTime``, ``gYear``, ``gYearMonth``), else ``text``.
+        """
+        said = self._annotations.get(name, {}).get("valueKind")
+        if said is not None:
+            return said
+        prop = self._by_name.get(name)
+        if prop is None or prop.kind != "datatype":
+            return "text"
+        if name in self._model.identifying:
+            return "identifier"
+        if prop.range in _NUMERIC or prop.unit:
+            return "number"
+        return "date" if prop.range in _DATES else "text"
+
+    def document_model(self) -> DocumentModel:
+        """What documents are about and which properties name and identify it."""
+        return self._model
 
     def value_pattern(self, name: str) -> str | None:
         """The regular expression a stated value must contain, if annotated."""
         return self._annotations.get(name, {}).get("valuePattern")
 
     def section(self, name: str) -> int | None:
-        """The numbered section (``msds:section``) the property's values are printed in."""
+        """The numbered section (``hr:section``) the property's values are printed in."""
         value = self._annotations.get(name, {}).get("section")
         return int(value) if value is not None and value.isdigit() else None
 
+    def max_values(self, name: str) -> int | None:
+        """How many distinct values of the property one document may state
+        (``hr:maxValues``); ``None`` for the reader's default."""
+        value = self._annotations.get(name, {}).get("maxValues")
+        return int(value) if value is not None and value.isdigit() and int(value) > 0 else None
+
     def read_from(self, name: str) -> tuple[str, ...]:
-        """Properties whose stated values may also carry this one's (``msds:readFrom``)."""
+        """Properties whose stated values may also carry this one's (``hr:readFrom``)."""
         return self._read_from.get(name, ())
 
     def narrower(self, name: str) -> tuple[str, ...]:
@@ -293,8 +325,7 @@ class TurtleOntology:
         return self._search.get(name, ())
 
     def lower_when_more(self, name: str) -> tuple[str, ...]:
-        """Adjectives a product has more of when the value is lower
-        (``msds:lowerWhenMore``: "more acidic" is the lower pH)."""
+        """Adjectives a subject has more of when the value is lower (``hr:lowerWhenMore``)."""
         return self._lower_when_more.get(name, ())
 
     def match_properties(self, text: str) -> list[tuple[PropertyDef, float]]:
@@ -397,10 +428,10 @@ def _safe_iri(value: str) -> bool:
     return bool(_SAFE_LOCAL.fullmatch(local))
 
 
-def _describe(p: PropertyDef) -> str:
+def _describe(p: PropertyDef, prefix: str) -> str:
     dom = p.domain.rsplit("#", 1)[-1] if p.domain else "?"
     rng = p.range.rsplit("#", 1)[-1] if p.range else "?"
-    text = f'msds:{p.name} ({dom} -> {rng}) "{p.label}"'
+    text = f'{prefix}:{p.name} ({dom} -> {rng}) "{p.label}"'
     if p.unit:
         text += f" [unit {p.unit}]"
     if p.alt_labels:
@@ -409,6 +440,54 @@ def _describe(p: PropertyDef) -> str:
 
 
 # ---------------------------------------------------------------- graph reading
+
+HR_NS = "http://hybrid-rag.org/ns#"
+"""The namespace of hybrid_rag's annotation vocabulary (``hr:``)."""
+
+_HINTS = ("valueKind", "valuePattern", "section", "maxValues")
+_NAME_PARENTS = frozenset(
+    [
+        _RDFS + "label",
+        "http://www.w3.org/2004/02/skos/core#prefLabel",
+        _SKOS_ALT,
+        "http://schema.org/name",
+        "https://schema.org/name",
+        "http://xmlns.com/foaf/0.1/name",
+    ]
+)
+"""Properties whose sub-properties name what they describe (standard vocabulary)."""
+_NUMERIC = frozenset(
+    _XSD + t
+    for t in (
+        "decimal", "double", "float", "integer", "int", "long", "short", "nonNegativeInteger",
+        "positiveInteger", "negativeInteger", "nonPositiveInteger", "unsignedInt", "unsignedLong",
+    )
+)  # fmt: skip
+_DATES = frozenset(_XSD + t for t in ("date", "dateTime", "dateTimeStamp", "gYearMonth", "gYear"))
+_ID_WORDS = frozenset(["number", "no", "nr", "num", "id", "code", "reference", "ref", "key"])
+"""Last words of a local name that, by naming convention, make an identifier
+(``invoiceNumber``, ``orderId``): the default when the ontology marks no identifier."""
+
+
+def _ann(graph: Any, subj: str, key: str, own_ns: str) -> list[str]:
+    """Values of annotation ``key``: ``hr:key``, else the subject's own namespace's."""
+    return _values(graph, subj, HR_NS + key) or _values(graph, subj, own_ns + key)
+
+
+def _true(values: Sequence[str]) -> bool:
+    return any(_rank(v) is not None for v in values)
+
+
+def _rank(value: str) -> float | None:
+    """``true`` (1), a positive number (its rank), else ``None`` (false or unreadable)."""
+    v = value.strip().lower()
+    if v in ("true", "yes"):
+        return 1.0
+    try:
+        n = float(v)
+    except ValueError:
+        return None
+    return n if n > 0 else None
 
 
 def _from_graph(graph: Any, *, source: str) -> TurtleOntology:
@@ -437,9 +516,9 @@ def _from_graph(graph: Any, *, source: str) -> TurtleOntology:
             if hidden := _values(graph, pdef.iri, _SKOS_HIDDEN):
                 search[pdef.name] = tuple(hidden)
             ns = pdef.iri[: len(pdef.iri) - len(pdef.name)]
-            if sources := _values(graph, pdef.iri, ns + "readFrom"):
+            if sources := _ann(graph, pdef.iri, "readFrom", ns):
                 read_from[pdef.name] = tuple(_local(v) for v in sources)
-            if words := _values(graph, pdef.iri, ns + "lowerWhenMore"):
+            if words := _ann(graph, pdef.iri, "lowerWhenMore", ns):
                 inverse[pdef.name] = tuple(words)
             for parent in _values(graph, pdef.iri, _RDFS + "subPropertyOf"):
                 narrower.setdefault(_local(parent), []).append(pdef.name)
@@ -456,8 +535,157 @@ def _from_graph(graph: Any, *, source: str) -> TurtleOntology:
         read_from=read_from,
         narrower={k: tuple(v) for k, v in narrower.items()},
         lower_when_more=inverse,
+        model=_document_model(graph, classes, props, annotations, namespace),
+        prefix=_prefix(graph, namespace),
         source=source,
     )
+
+
+def _prefix(graph: Any, namespace: str) -> str:
+    """The prefix the Turtle binds to ``namespace`` (``inv``), else one made from it."""
+    for prefix, ns in graph.namespaces():
+        if str(ns) == namespace and prefix:
+            return str(prefix)
+    tail = [w for w in re.split(r"[^A-Za-z0-9]+", namespace) if w and not w.isdigit()]
+    word = tail[-1].lower() if tail else "ex"
+    return word if _SAFE_LOCAL.fullmatch(word) and word not in ("http", "https") else "ex"
+
+
+def _document_model(
+    graph: Any,
+    classes: Sequence[ClassDef],
+    props: Sequence[PropertyDef],
+    annotations: dict[str, dict[str, str]],
+    namespace: str,
+) -> DocumentModel:
+    """The document model: annotations where given, defaults from standard vocabulary."""
+    subject = _subject_class(graph, classes, props, namespace)
+    parts = _parts(graph, subject, classes, props, namespace)
+    part_classes = {c for _p, c in parts}
+    own = [p for p in props if subject is not None and _local(p.domain or "") == subject]
+    marked = _marked(graph, own, "namesSubject")
+    naming = marked or _default_naming(graph, own, part_classes)
+    ident = _marked(graph, own, "identifiesSubject") or _keys(graph, subject, classes)
+    if not ident and not marked:  # an ontology that marks its names marks its identifiers
+        ident = tuple(
+            p.name
+            for p in own
+            if p.kind == "datatype"
+            and p.name not in naming
+            and _split_camel(p.name).lower().split()[-1:] in ([w] for w in _ID_WORDS)
+        )
+    noun = _noun(graph, classes, subject, namespace)
+    del annotations
+    return DocumentModel(subject, naming, ident, parts, noun)
+
+
+def _subject_class(
+    graph: Any, classes: Sequence[ClassDef], props: Sequence[PropertyDef], namespace: str
+) -> str | None:
+    """``hr:documentSubject`` if a class has it; else the class most datatype properties
+    describe, among the classes no object property points to."""
+    for c in classes:
+        if _true(_ann(graph, c.iri, "documentSubject", namespace)):
+            return c.name
+    ranges = {_local(p.range or "") for p in props if p.kind == "object"}
+    counts: dict[str, int] = {}
+    for p in props:
+        dom = _local(p.domain or "")
+        if p.kind == "datatype" and dom and dom not in ranges:
+            counts[dom] = counts.get(dom, 0) + 1
+    known = {c.name for c in classes}
+    ranked = sorted((n, -k) for n, k in counts.items() if n in known)
+    if not ranked:
+        return None
+    best = max(counts[n] for n, _k in ranked)
+    return next(n for n, _k in ranked if counts[n] == best)
+
+
+def _parts(
+    graph: Any,
+    subject: str | None,
+    classes: Sequence[ClassDef],
+    props: Sequence[PropertyDef],
+    namespace: str,
+) -> tuple[tuple[str, str], ...]:
+    """Repeated parts: classes marked ``hr:part`` (reached from the subject by an object
+    property); else ranges of the subject's object properties that have datatype
+    properties of their own."""
+    if subject is None:
+        return ()
+    marked = {c.name for c in classes if _true(_ann(graph, c.iri, "part", namespace))}
+    described = {_local(p.domain or "") for p in props if p.kind == "datatype"}
+    out: list[tuple[str, str]] = []
+    for p in props:
+        if p.kind != "object" or _local(p.domain or "") != subject:
+            continue
+        cls = _local(p.range or "")
+        if cls in marked or (not marked and cls in described and cls != subject):
+            out.append((p.name, cls))
+    return tuple(out)
+
+
+def _marked(graph: Any, props: Sequence[PropertyDef], key: str) -> tuple[str, ...]:
+    """Properties annotated ``key`` true or with a rank, lowest rank first."""
+    ranked: list[tuple[float, str]] = []
+    for p in props:
+        said = _ann(graph, p.iri, key, p.iri[: len(p.iri) - len(p.name)])
+        ranks = [r for v in said if (r := _rank(v)) is not None]
+        if ranks:
+            ranked.append((min(ranks), p.name))
+    return tuple(name for _r, name in sorted(ranked))
+
+
+def _default_naming(
+    graph: Any, own: Sequence[PropertyDef], part_classes: set[str]
+) -> tuple[str, ...]:
+    """Sub-properties of ``rdfs:label`` (or another naming property); else the subject's
+    datatype properties with the word "name" in their local name or label; else its
+    object properties to other (non-part) classes, named by their entities' labels."""
+    sub = tuple(
+        p.name for p in own if set(_values(graph, p.iri, _RDFS + "subPropertyOf")) & _NAME_PARENTS
+    )
+    if sub:
+        return sub
+    named = tuple(
+        p.name
+        for p in own
+        if p.kind == "datatype"
+        and "name" in {*_split_camel(p.name).lower().split(), *p.label.lower().split()}
+    )
+    if named:
+        return named
+    return tuple(
+        p.name for p in own if p.kind == "object" and _local(p.range or "") not in part_classes
+    )
+
+
+def _keys(graph: Any, subject: str | None, classes: Sequence[ClassDef]) -> tuple[str, ...]:
+    """The properties of the subject class's ``owl:hasKey`` list."""
+    from rdflib import URIRef
+    from rdflib.collection import Collection
+
+    iri = next((c.iri for c in classes if c.name == subject), None)
+    if iri is None:
+        return ()
+    out: list[str] = []
+    for head in graph.objects(URIRef(iri), URIRef(_OWL + "hasKey")):
+        out += [_local(str(x)) for x in Collection(graph, head)]
+    return tuple(out)
+
+
+def _noun(graph: Any, classes: Sequence[ClassDef], subject: str | None, namespace: str) -> str:
+    """``hr:documentNoun`` of the ontology or the subject class; else the subject class's
+    label in lower case; else "document"."""
+    from rdflib import RDF, URIRef
+
+    owners = [str(o) for o in graph.subjects(RDF.type, URIRef(_OWL + "Ontology"))]
+    owners += [c.iri for c in classes if c.name == subject]
+    for owner in owners:
+        if said := _ann(graph, owner, "documentNoun", namespace):
+            return said[0]
+    cls = next((c for c in classes if c.name == subject), None)
+    return cls.label.lower() if cls is not None else "document"
 
 
 def _namespace(iris: Iterable[str]) -> str:
@@ -484,14 +712,39 @@ def _first(graph: Any, subj: str, pred: str) -> str | None:
     return vals[0] if vals else None
 
 
+def _texts(graph: Any, subj: str, pred: str) -> list[tuple[str, str | None]]:
+    """``(text, language)`` of the literals of ``pred``, English and untagged first."""
+    from rdflib import Literal, URIRef
+
+    found = {
+        (str(o), o.language if isinstance(o, Literal) else None)
+        for o in graph.objects(URIRef(subj), URIRef(pred))
+    }
+    return sorted(found, key=lambda tl: (_lang_rank(tl[1]), tl[0]))
+
+
+def _lang_rank(lang: str | None) -> int:
+    if lang is None:
+        return 0
+    return 1 if lang.lower() == "en" or lang.lower().startswith("en-") else 2
+
+
+def _labels(graph: Any, iri: str, name: str) -> tuple[str, tuple[str, ...]]:
+    """The displayed label (untagged or English first) and every other label, any language."""
+    labels = _texts(graph, iri, _RDFS + "label")
+    label = labels[0][0] if labels else _split_camel(name)
+    others = [t for t, _l in labels[1:]] + [t for t, _l in _texts(graph, iri, _SKOS_ALT)]
+    return label, tuple(dict.fromkeys(t for t in others if t != label))
+
+
 def _property(graph: Any, iri: str, kind: str) -> tuple[PropertyDef, dict[str, str]]:
     name = _local(iri)
     if not _SAFE_LOCAL.fullmatch(name):
         raise OntologyError(f"property IRI {iri} has a local name that is not HANA-safe")
     ns = iri[: len(iri) - len(name)]
-    label = _first(graph, iri, _RDFS + "label") or _split_camel(name)
-    alts = tuple(a for a in _values(graph, iri, _SKOS_ALT) if a != label)
-    extra = {key: val for key in _HINTS if (val := _first(graph, iri, ns + key)) is not None}
+    label, alts = _labels(graph, iri, name)
+    extra = {key: vals[0] for key in _HINTS if (vals := _ann(graph, iri, key, ns))}
+    units = _ann(graph, iri, "unit", ns)
     pdef = PropertyDef(
         iri=iri,
         name=name,
@@ -500,7 +753,7 @@ def _property(graph: Any, iri: str, kind: str) -> tuple[PropertyDef, dict[str, s
         alt_labels=alts,
         domain=_first(graph, iri, _RDFS + "domain"),
         range=_first(graph, iri, _RDFS + "range"),
-        unit=_first(graph, iri, ns + "unit"),
+        unit=units[0] if units else None,
         comment=_first(graph, iri, _RDFS + "comment"),
     )
     return pdef, extra
@@ -508,12 +761,12 @@ def _property(graph: Any, iri: str, kind: str) -> tuple[PropertyDef, dict[str, s
 
 def _class(graph: Any, iri: str) -> ClassDef:
     name = _local(iri)
-    label = _first(graph, iri, _RDFS + "label") or _split_camel(name)
+    label, alts = _labels(graph, iri, name)
     return ClassDef(
         iri=iri,
         name=name,
         label=label,
-        alt_labels=tuple(a for a in _values(graph, iri, _SKOS_ALT) if a != label),
+        alt_labels=alts,
         parents=tuple(_values(graph, iri, _RDFS + "subClassOf")),
         comment=_first(graph, iri, _RDFS + "comment"),
     )
@@ -522,22 +775,24 @@ def _class(graph: Any, iri: str) -> ClassDef:
 # ---------------------------------------------------------------- loading
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=8)
 def _bundled(name: str) -> TurtleOntology:
-    from importlib import resources
+    from hybrid_rag.packs import BUNDLED, bundled_file
 
-    resource = resources.files("hybrid_rag").joinpath("ontologies", f"{name}.ttl")
-    if not resource.is_file():
-        raise OntologyError(f"no bundled ontology named {name!r}")
-    return TurtleOntology.from_turtle(resource.read_text(encoding="utf-8"), source=f"{name}.ttl")
+    resource = bundled_file(name)
+    if resource is None or not resource.is_file():
+        known = ", ".join(sorted(BUNDLED))
+        raise OntologyError(f"no bundled ontology named {name!r} (bundled: {known})")
+    return TurtleOntology.from_turtle(resource.read_text(encoding="utf-8"), source=resource.name)
 
 
 def load_ontology(spec: str | os.PathLike[str] | Ontology = "msds") -> Ontology:
     """Resolve an ontology.
 
     Args:
-        spec: ``"msds"`` (or another bundled name) for a bundled ontology, a path to a
-            Turtle file, or an ``Ontology`` returned as is.
+        spec: a bundled ontology's name (``"msds"`` for Safety Data Sheets,
+            ``"invoice"`` for invoices; see ``hybrid_rag.packs``), a path to a Turtle
+            file, or an ``Ontology`` returned as is.
 
     Raises:
         OntologyError: unknown bundled name, missing file, invalid Turtle, no properties.

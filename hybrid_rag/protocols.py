@@ -9,15 +9,24 @@ providers are asynchronous (network-bound, they gain from concurrency).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from hybrid_rag.types import (
+    ClassDef,
+    DocumentModel,
+    Extraction,
+    Ontology,
+    OntologyMatching,
+    PropertyDef,
+    QuestionAnalysis,
+    ScopeView,
+)
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView
-    from hybrid_rag.ingest.extract import Extraction
     from hybrid_rag.models import ChatMessage, Chunk, Completion, DocumentInfo, PreparedDocument
     from hybrid_rag.rdf import SparqlResult, Triple
 
@@ -25,6 +34,7 @@ __all__ = [
     "BoundedQueries",
     "Catalog",
     "ClassDef",
+    "DocumentModel",
     "Embedder",
     "Extractor",
     "GraphStore",
@@ -432,148 +442,6 @@ class LLMProvider(Protocol):
         max_tokens: int | None = None,
     ) -> AsyncIterator[str]:
         """Answer a conversation as text pieces, in order, as they arrive."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class PropertyDef:
-    """An ontology property: its IRI, local name, labels and, for quantities, its unit."""
-
-    iri: str
-    name: str
-    label: str
-    kind: Literal["object", "datatype"]
-    alt_labels: tuple[str, ...] = ()
-    domain: str | None = None
-    range: str | None = None
-    unit: str | None = None
-    comment: str | None = None
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        """Preferred label first, then alternatives."""
-        return (self.label, *self.alt_labels)
-
-
-@dataclass(frozen=True, slots=True)
-class ClassDef:
-    """An ontology class with its labels."""
-
-    iri: str
-    name: str
-    label: str
-    alt_labels: tuple[str, ...] = ()
-    parents: tuple[str, ...] = field(default=())
-    comment: str | None = None
-
-
-@runtime_checkable
-class Ontology(Protocol):
-    """The vocabulary that constrains the knowledge graph.
-
-    ``mint_iri`` returns IRIs safe for SAP HANA's SPARQL: local names match
-    ``[A-Za-z][A-Za-z0-9_-]*``. ``validate`` returns the problems of a set of triples
-    (unknown predicates or classes) without raising.
-    """
-
-    @property
-    def namespace(self) -> str:
-        """Namespace IRI of the ontology's terms."""
-        ...
-
-    def classes(self) -> list[ClassDef]:
-        """All classes."""
-        ...
-
-    def properties(self) -> list[PropertyDef]:
-        """All object and datatype properties."""
-        ...
-
-    def property(self, name: str) -> PropertyDef:
-        """A property by local name or IRI; unknown -> OntologyError."""
-        ...
-
-    def mint_iri(self, label: str, *, base: str) -> str:
-        """A HANA-safe IRI under ``base`` derived from ``label``."""
-        ...
-
-    def validate(self, triples: Sequence[Triple]) -> list[str]:
-        """Problems with ``triples`` (empty when they conform)."""
-        ...
-
-    def vocabulary(self) -> str:
-        """A compact text listing of classes and properties for LLM prompts."""
-        ...
-
-
-@runtime_checkable
-class OntologyMatching(Protocol):
-    """Question matching and extraction hints of an ontology.
-
-    Contract:
-
-    * ``match_properties(text)`` returns ``(property, score)`` pairs, best first, each
-      property once, scores in ``(0, 1)``; an empty list when nothing matches. It matches
-      the properties' labels, alternative labels and search-only labels (the words people
-      use: verbs, adjectives, paraphrases), ignoring case, accents, punctuation, spacing
-      and inflection. The words come from the ontology, never from code.
-    * ``value_kind(name)`` is one of ``temperature``, ``number``, ``range``,
-      ``identifier``, ``text``, ``procedure`` (the sheet's own sentences for one item,
-      read up to the next item) or ``category`` (a relation whose values are categories
-      the product belongs to, such as GHS hazard classes: a yes/no question naming one
-      of its search-only words, "Is X flammable?", is answered by whether a value holds
-      the question's words); ``text`` when not annotated.
-    * ``value_pattern(name)`` is a regular expression a stated value must contain, or
-      ``None``.
-    * ``section(name)`` is the numbered document section (SDS sections 1-16) the
-      property's values are printed in, or ``None`` when they may appear anywhere.
-    * ``read_from(name)`` names the properties whose stated values may also carry this
-      property's value (a colour printed in the appearance line; a storage temperature
-      in the storage conditions); empty when none.
-    * ``narrower(name)`` names the property's sub-properties (an umbrella such as
-      "personal protective equipment" -> eye, hand, skin, respiratory protection); a
-      router asks them too when the umbrella is asked; empty when none.
-    * ``search_labels(name)`` are the property's search-only words (``skos:hiddenLabel``:
-      "dangerous goods" for the UN number); a router treats them, like the labels, as
-      naming the property rather than as words a value must contain.
-    * ``lower_when_more(name)`` are adjectives a product has more of when the value is
-      lower ("acidic" for the pH, "toxic" for an LD50), so "the more acidic" sorts by
-      the lowest pH; empty when none (then "more" is the higher value).
-    * Unknown property names give the defaults (``text``, ``None``, ``None``, ``()``,
-      ``()``, ``()``, ``()``); no method raises for them. Implementations are immutable
-      and thread-safe.
-    """
-
-    def match_properties(self, text: str) -> list[tuple[PropertyDef, float]]:
-        """Which properties ``text`` talks about, best first."""
-        ...
-
-    def value_kind(self, name: str) -> str:
-        """How a value of the property is read."""
-        ...
-
-    def value_pattern(self, name: str) -> str | None:
-        """A regular expression a stated value must contain, if any."""
-        ...
-
-    def section(self, name: str) -> int | None:
-        """The document section the property's values are printed in, if fixed."""
-        ...
-
-    def read_from(self, name: str) -> tuple[str, ...]:
-        """Properties whose stated values may also carry this property's value."""
-        ...
-
-    def search_labels(self, name: str) -> tuple[str, ...]:
-        """The property's search-only labels (words people use for it in questions)."""
-        ...
-
-    def narrower(self, name: str) -> tuple[str, ...]:
-        """The property's sub-properties, which an umbrella question also asks for."""
-        ...
-
-    def lower_when_more(self, name: str) -> tuple[str, ...]:
-        """Adjectives a product has more of when the property's value is lower."""
         ...
 
 

@@ -213,7 +213,7 @@ def test_fallback_name_from_source(onto: Ontology) -> None:
     )
     assert ex.subject == "Sodium Chloride 10 Solution"
     assert any("no product name" in w for w in ex.warnings)
-    assert extract_offline([], ontology=onto).subject == "Unknown product"
+    assert extract_offline([], ontology=onto).subject == "Untitled document"
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from hybrid_rag.errors import OntologyError
 from hybrid_rag.ontology import TurtleOntology, load_ontology, slugify
 from hybrid_rag.protocols import Ontology
 from hybrid_rag.rdf import iri, literal
+from hybrid_rag.testing.contracts import OntologyContract
 
 MSDS = "http://hybrid-rag.org/msds#"
 SAFE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
@@ -285,3 +286,157 @@ def test_a_shared_displayed_label_matches_both_properties(onto: TurtleOntology) 
     assert found == {"hasHazardStatement", "hazardStatement"}
     # a search-only word shared by two properties still goes to one
     assert [p.name for p, _ in onto.match_properties("What does it contain?")] == ["hasComponent"]
+
+
+# --- the document model: standard vocabulary first, hr: annotations second --------------
+
+_PLAIN = """
+@prefix ex: <http://example.org/fleet#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+ex:Vehicle a owl:Class ; rdfs:label "Vehicle"@en, "Fahrzeug"@de .
+ex:Tyre a owl:Class ; rdfs:label "Tyre" .
+ex:Garage a owl:Class ; rdfs:label "Garage" .
+ex:modelName a owl:DatatypeProperty ; rdfs:label "Modellname"@de, "Model name"@en ;
+    rdfs:domain ex:Vehicle ; rdfs:range xsd:string .
+ex:plateNumber a owl:DatatypeProperty ; rdfs:label "Plate" ; rdfs:domain ex:Vehicle .
+ex:firstRegistration a owl:DatatypeProperty ; rdfs:label "First registration" ;
+    rdfs:domain ex:Vehicle ; rdfs:range xsd:date .
+ex:mass a owl:DatatypeProperty ; rdfs:label "Mass" ; skos:altLabel "Gewicht"@de ;
+    rdfs:domain ex:Vehicle ; rdfs:range xsd:decimal .
+ex:hasTyre a owl:ObjectProperty ; rdfs:domain ex:Vehicle ; rdfs:range ex:Tyre .
+ex:tyreSize a owl:DatatypeProperty ; rdfs:label "Tyre size" ; rdfs:domain ex:Tyre .
+ex:servicedAt a owl:ObjectProperty ; rdfs:domain ex:Vehicle ; rdfs:range ex:Garage .
+"""
+
+
+def test_a_plain_owl_ontology_gets_a_document_model_from_defaults() -> None:
+    o = TurtleOntology.from_turtle(_PLAIN)
+    m = o.document_model()
+    assert m.subject_class == "Vehicle"  # most datatype properties, pointed to by none
+    assert m.naming == ("modelName",)  # the word "name" in its local name or label
+    assert m.identifying == ("plateNumber",)  # by naming convention: ...Number
+    assert m.parts == (("hasTyre", "Tyre"),)  # a class with properties of its own
+    assert m.part_classes() == ("Tyre",)
+    assert m.document_noun == "vehicle"
+
+
+def test_labels_in_several_languages_show_the_english_one_and_read_them_all() -> None:
+    o = TurtleOntology.from_turtle(_PLAIN)
+    name = o.property("modelName")
+    assert name.label == "Model name" and "Modellname" in name.alt_labels
+    assert "Gewicht" in o.property("mass").labels
+    vehicle = next(c for c in o.classes() if c.name == "Vehicle")
+    assert (vehicle.label, vehicle.alt_labels) == ("Vehicle", ("Fahrzeug",))
+
+
+def test_value_kinds_default_from_the_range() -> None:
+    o = TurtleOntology.from_turtle(_PLAIN)
+    kinds = {n: o.value_kind(n) for n in ("mass", "firstRegistration", "plateNumber", "tyreSize")}
+    assert kinds == {
+        "mass": "number",
+        "firstRegistration": "date",
+        "plateNumber": "identifier",
+        "tyreSize": "text",
+    }
+    assert o.value_kind("hasTyre") == "text" and o.value_kind("unknown") == "text"
+
+
+def test_hr_annotations_override_the_defaults() -> None:
+    ttl = (
+        _PLAIN
+        + """
+    @prefix hr: <http://hybrid-rag.org/ns#> .
+    ex:Garage hr:documentSubject true ; hr:documentNoun "workshop record" .
+    ex:garageName a owl:DatatypeProperty ; rdfs:label "Garage" ; rdfs:domain ex:Garage ;
+        hr:namesSubject 2 .
+    ex:owner a owl:DatatypeProperty ; rdfs:label "Owner" ; rdfs:domain ex:Garage ;
+        hr:namesSubject 1 .
+    ex:licence a owl:DatatypeProperty ; rdfs:label "Licence" ; rdfs:domain ex:Garage ;
+        hr:identifiesSubject true ; hr:valueKind "text" .
+    ex:bay a owl:DatatypeProperty ; rdfs:domain ex:Garage ; hr:unit "m" .
+    """
+    )
+    m = TurtleOntology.from_turtle(ttl).document_model()
+    assert m.subject_class == "Garage" and m.document_noun == "workshop record"
+    assert m.naming == ("owner", "garageName")  # ranked: 1 before 2
+    assert m.identifying == ("licence",)
+    o = TurtleOntology.from_turtle(ttl)
+    assert o.value_kind("licence") == "text"  # the annotation wins over "identifier"
+    assert (o.value_kind("bay"), o.property("bay").unit) == ("number", "m")
+
+
+def test_marked_names_turn_off_the_identifier_guess() -> None:
+    ttl = _PLAIN.replace(
+        "rdfs:domain ex:Vehicle ; rdfs:range xsd:string .",
+        "rdfs:domain ex:Vehicle ; rdfs:range xsd:string ; "
+        "<http://hybrid-rag.org/ns#namesSubject> true .",
+    )
+    m = TurtleOntology.from_turtle(ttl).document_model()
+    assert m.naming == ("modelName",) and m.identifying == ()
+
+
+def test_names_and_keys_from_standard_vocabulary() -> None:
+    ttl = (
+        _PLAIN
+        + """
+    ex:callSign a owl:DatatypeProperty ; rdfs:subPropertyOf rdfs:label ; rdfs:domain ex:Vehicle .
+    ex:vin a owl:DatatypeProperty ; rdfs:domain ex:Vehicle .
+    ex:Vehicle owl:hasKey ( ex:vin ) .
+    """
+    )
+    m = TurtleOntology.from_turtle(ttl).document_model()
+    assert m.naming == ("callSign",) and m.identifying == ("vin",)
+
+
+def test_an_ontology_without_a_subject_class_has_an_empty_model() -> None:
+    ttl = """
+    @prefix ex: <http://example.org/n#> .
+    @prefix owl: <http://www.w3.org/2002/07/owl#> .
+    ex:note a owl:DatatypeProperty .
+    """
+    m = TurtleOntology.from_turtle(ttl).document_model()
+    assert (m.subject_class, m.naming, m.identifying, m.parts) == (None, (), (), ())
+    assert m.document_noun == "document"
+
+
+def test_the_prompt_vocabulary_uses_the_ontologys_own_prefix() -> None:
+    text = TurtleOntology.from_turtle(_PLAIN).vocabulary()
+    assert "PREFIX ex: <http://example.org/fleet#>" in text and "ex:mass" in text
+    assert "msds:" not in text
+
+
+def test_the_bundled_ontologies_declare_their_subjects() -> None:
+    sds = load_ontology("msds").document_model()
+    assert (sds.subject_class, sds.naming, sds.document_noun) == (
+        "Product",
+        ("productName", "synonym"),
+        "sheet",
+    )
+    invoice = load_ontology("invoice").document_model()
+    assert invoice.subject_class == "Invoice"
+    assert invoice.naming[0] == "issuerName" and "invoiceNumber" in invoice.identifying
+    assert invoice.parts == (("hasLineItem", "LineItem"),)
+
+
+# --- the Ontology contract, for every bundled ontology and a plain one -------------------
+
+
+class TestSdsOntologyContract(OntologyContract):
+    @pytest.fixture
+    def ontology(self) -> Ontology:
+        return load_ontology("msds")
+
+
+class TestInvoiceOntologyContract(OntologyContract):
+    @pytest.fixture
+    def ontology(self) -> Ontology:
+        return load_ontology("invoice")
+
+
+class TestPlainOntologyContract(OntologyContract):
+    @pytest.fixture
+    def ontology(self) -> Ontology:
+        return TurtleOntology.from_turtle(_PLAIN)

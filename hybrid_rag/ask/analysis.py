@@ -4,26 +4,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Literal
 
 from hybrid_rag.ask.grammar import (
     COMPARISON_WORDS,
-    Threshold,
     comparison_words,
     is_polar,
     main_clause,
     threshold,
 )
-from hybrid_rag.ask.linking import SubjectIndex, SubjectMatch
+from hybrid_rag.ask.linking import SubjectIndex, SubjectMatch, without_names
 from hybrid_rag.ontology import normalize_label
-from hybrid_rag.protocols import Ontology, OntologyMatching, PropertyDef
 from hybrid_rag.text import STOPWORDS, norm, tokens
+from hybrid_rag.types import (
+    Intent,
+    Ontology,
+    OntologyMatching,
+    PropertyDef,
+    QuestionAnalysis,
+    ScopeView,
+)
 
 __all__ = ["Intent", "QuestionAnalysis", "ScopeView", "analyse", "match_properties"]
-
-Intent = Literal["lookup", "min", "max", "filter", "same", "procedure", "out_of_scope", "unsafe"]
-"""What a question asks for; see ``QuestionRouter``."""
 
 _SAME = re.compile(
     r"^(do|does|are|is|have|has)\b.*\b(same|share|identical|equal|differ|different)\b"
@@ -40,80 +42,6 @@ _WHICH_ARE = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class ScopeView:
-    """What a router may know of the scope: its documents, their products, the ontology.
-
-    Attributes:
-        doc_ids: the documents the question may see.
-        products: product names of those documents, for linking.
-        ontology: the vocabulary the graph is built on.
-        scoped: whether the caller named the documents (``docs=``) or means all of them.
-        catalog: product names of every catalogued document, in scope or not, so a router
-            can tell "names a product outside the scope" from "names nothing known".
-    """
-
-    doc_ids: tuple[str, ...]
-    subjects: SubjectIndex
-    ontology: Ontology
-    scoped: bool = False
-    catalog: SubjectIndex | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class QuestionAnalysis:
-    """What a question asks: about which documents, which properties, with which intent.
-
-    Attributes:
-        question: the question as asked.
-        products: documents whose product the question names, best first.
-        properties: ontology properties the question asks about.
-        intent: see ``Intent``.
-        filter_terms: for ``filter``: the words a value must contain.
-        missing: product names the question names that are not in the scope.
-        reason: for ``out_of_scope`` and ``unsafe``: why, in a readable sentence.
-        search: the text the vector chain searches for (default: the question).
-        polar: a yes/no question ("Is A's flash point higher than B's?").
-        polar_subject: for a polar comparison, the document of the subject named first.
-        threshold: for a numeric filter ("flash point above 60 °C"): the bound.
-        filter_phrase: for "which of these are <phrase>": the phrase as asked. With a named
-            property and no word left to match (``filter_terms`` empty), every positive
-            value matches ("Listed ..." does, "Not listed" does not).
-        sections: for ``procedure``: the numbered document sections the asked properties
-            are printed in (first aid: 4), so the sheet's own section can be read.
-    """
-
-    question: str
-    subjects: tuple[SubjectMatch, ...]
-    properties: tuple[PropertyDef, ...]
-    intent: Intent
-    filter_terms: tuple[str, ...] = field(default=())
-    missing: tuple[str, ...] = field(default=())
-    reason: str | None = None
-    search: str | None = None
-    polar: bool = False
-    polar_subject: str | None = None
-    threshold: Threshold | None = None
-    filter_phrase: str | None = None
-    sections: tuple[int, ...] = ()
-
-    @property
-    def answered_directly(self) -> bool:
-        """Whether the supervisor answers without the stores (out of scope, unsafe)."""
-        return self.intent in ("out_of_scope", "unsafe")
-
-    @property
-    def doc_ids(self) -> list[str]:
-        """Documents of the linked products."""
-        return [p.doc_id for p in self.subjects]
-
-    @property
-    def topic(self) -> str:
-        """The question without the product names (what to search for inside their sheets)."""
-        rest = _without_subjects(self.question, self.subjects).strip(" ,;:?")
-        return rest if tokens(rest) else self.question
-
-
 def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> QuestionAnalysis:
     """Link products, match properties, and classify the intent of ``question``.
 
@@ -125,7 +53,7 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     subjects = tuple(index.link(question))
     if len(subjects) >= 2:  # "Which is denser, A or B?" asks which is more dense
         question = _comparatives_spelt_out(question, ontology)
-    asked = _without_subjects(question, subjects)
+    asked = without_names(question, subjects)
     props = _circumstance_last(asked, tuple(match_properties(asked, ontology)), ontology)
     props = _with_narrower(props, ontology)
     text = norm(question)
@@ -226,16 +154,6 @@ def _with_narrower(props: tuple[PropertyDef, ...], ontology: Ontology) -> tuple[
         out.append(p)
         out += [ontology.property(n) for n in subs]
     return tuple(dict.fromkeys(out))
-
-
-def _without_subjects(question: str, subjects: Sequence[SubjectMatch]) -> str:
-    """The question with the linked product names taken out: their words name no
-    property, and a phrase split by a name ("How toxic is X if inhaled") closes up."""
-    named = {t for p in subjects for t in p.matched}
-    if not named:
-        return question
-    kept = [w for w in question.split() if not tokens(w) or not set(tokens(w)) <= named]
-    return " ".join(kept)
 
 
 _CIRCUMSTANCE = re.compile(r"\b(?:when|while|during|before|after)\s+\w+ing\b", re.I)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from hybrid_rag.text import STOPWORDS, tokens
 
-__all__ = ["HEAD_SHARE", "SubjectIndex", "SubjectMatch"]
+__all__ = ["HEAD_SHARE", "SubjectIndex", "SubjectMatch", "without_names"]
 
 HEAD_SHARE = 0.4
 """The least share of a name's weight its first words must carry to name it alone."""
@@ -262,3 +262,13 @@ def _by_doc(labels: list[_Label]) -> dict[str, set[str]]:
     for lab in labels:
         out.setdefault(lab.doc_id, set()).update(lab.toks)
     return out
+
+
+def without_names(question: str, subjects: Sequence[SubjectMatch]) -> str:
+    """The question with the linked subjects' names taken out: their words name no
+    property, and a phrase split by a name ("How toxic is X if inhaled") closes up."""
+    named = {t for p in subjects for t in p.matched}
+    if not named:
+        return question
+    kept = [w for w in question.split() if not tokens(w) or not set(tokens(w)) <= named]
+    return " ".join(kept)

@@ -13,6 +13,7 @@ from pathlib import PurePath
 
 from hybrid_rag.errors import OntologyError
 from hybrid_rag.ingest.extract import ExtractedFact, Extraction, extract_offline
+from hybrid_rag.ingest.reading.pack import PackReader
 from hybrid_rag.models import PreparedDocument
 from hybrid_rag.protocols import Ontology
 
@@ -26,9 +27,17 @@ class OfflineExtractor:
     their verbatim quote and page; quantities are parsed into number + unit; "No
     information available" is recorded as ``unavailable``. The ingest pipeline runs it in
     its parse worker (a process when ingesting batches), so it costs no extra hop.
+
+    Args:
+        reader: reading only your documents need (a ``PackReader``; see
+            ``hybrid_rag.ingest.reading.pack``). Default: the bundled pack's reader when
+            the ontology is a bundled pack's (the SDS pack for ``"msds"``), else none.
     """
 
     name = "offline"
+
+    def __init__(self, *, reader: PackReader | None = None) -> None:
+        self._reader = reader
 
     async def extract(self, document: PreparedDocument, *, ontology: Ontology) -> Extraction:
         """The product and facts of ``document`` (CPU-bound; call from a worker thread)."""
@@ -37,11 +46,17 @@ class OfflineExtractor:
     def extract_sync(self, document: PreparedDocument, *, ontology: Ontology) -> Extraction:
         """``extract`` without an event loop."""
         return extract_offline(
-            document.pages, ontology=ontology, chunks=document.chunks, source_name=document.name
+            document.pages,
+            ontology=ontology,
+            chunks=document.chunks,
+            source_name=document.name,
+            reader=self._reader,
         )
 
     def __repr__(self) -> str:
-        return "OfflineExtractor()"
+        return (
+            "OfflineExtractor()" if self._reader is None else f"OfflineExtractor({self._reader!r})"
+        )
 
 
 def checked_extraction(

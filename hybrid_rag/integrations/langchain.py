@@ -15,7 +15,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from hybrid_rag._display import cited_text
 from hybrid_rag._sync import run_sync
@@ -34,13 +34,27 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
         "the LangChain integration needs langchain-core: pip install 'hybrid-rag[langchain]'"
     ) from exc
 
+Mode = Literal["hybrid", "kg", "vector"]
+
 if TYPE_CHECKING:
     from hybrid_rag.models import Answer
-    from hybrid_rag.rag import HybridRAG
+
+
+class _Asks(Protocol):
+    """What the integration needs of a ``HybridRAG``: its async ``aask`` (typed here, not
+    imported, so the facade and its adapters import each other in one direction only)."""
+
+    async def aask(
+        self,
+        question: str,
+        *,
+        docs: Sequence[str] | None = None,
+        mode: Mode = "hybrid",
+        top_k: int | None = None,
+    ) -> Answer: ...
+
 
 __all__ = ["HybridRAGRetriever", "answer_documents", "as_retriever", "as_tool"]
-
-Mode = Literal["hybrid", "kg", "vector"]
 
 _TOOL_DESCRIPTION = (
     "Answers a question from the ingested documents (a knowledge graph of their facts and "
@@ -121,7 +135,7 @@ class HybridRAGRetriever(BaseRetriever):
 
 
 def as_retriever(
-    rag: HybridRAG,
+    rag: _Asks,
     *,
     mode: Mode = "hybrid",
     docs: Sequence[str] | None = None,
@@ -147,7 +161,7 @@ class _Question(BaseModel):
 
 
 def as_tool(
-    rag: HybridRAG,
+    rag: _Asks,
     *,
     name: str = "search_documents",
     description: str = _TOOL_DESCRIPTION,

@@ -11,6 +11,7 @@ Subclass in a test module and provide the one fixture the suite names::
     class TestMyEmbedder(EmbedderContract):         # fixture ``embedder``
     class TestMyExtractor(ExtractorContract):       # fixture ``extractor``
     class TestMyRouter(QuestionRouterContract):     # fixture ``router``
+    class TestMyOntology(OntologyContract):         # fixture ``ontology``
 
 Every rule a suite checks is written in the protocol's docstring
 (``hybrid_rag.protocols``), so a store written from the docstrings passes.
@@ -20,6 +21,7 @@ from hybrid_rag.testing._catalog_contract import CatalogContract
 from hybrid_rag.testing._embedder_contract import EmbedderContract
 from hybrid_rag.testing._flow_contracts import ExtractorContract, QuestionRouterContract
 from hybrid_rag.testing._graph_contract import GraphStoreContract
+from hybrid_rag.testing._ontology_contract import OntologyContract
 from hybrid_rag.testing._vector_contract import VectorStoreContract
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "EmbedderContract",
     "ExtractorContract",
     "GraphStoreContract",
+    "OntologyContract",
     "QuestionRouterContract",
     "VectorStoreContract",
 ]

@@ -1,0 +1,103 @@
+"""The document's subject: its name and aliases, from the ontology's naming properties.
+
+The first stated value of the first naming property (``DocumentModel.naming``) is the
+subject's name, unless a pack reader reads a title; the other naming values, the
+identifying ones (an invoice number) and the pack's own are aliases. A document that
+states no name is named from its file: ``AmazonWebServices.pdf`` is "Amazon Web
+Services".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hybrid_rag.ingest.reading._values import is_unavailable
+from hybrid_rag.types import DocumentModel, ExtractedFact
+
+if TYPE_CHECKING:
+    from hybrid_rag.ingest.reading.pack import PackReader
+    from hybrid_rag.models import Page
+
+
+_MAX_ALIASES = 8
+
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
+
+
+_STEM_ID = re.compile(
+    r"[-_](?:[0-9a-f]{12,14}|v\d+|\d{1,2}[-_]\d{1,2}[-_]\d{2,4}.*)$", re.IGNORECASE
+)
+
+
+def _clean_name(value: str) -> str:
+    name = re.sub(r"\s*(?:I\s?tem\s*)?#.*$", "", value, flags=re.IGNORECASE)
+    name = re.sub(r"\s+", " ", name).strip(" :-–,")
+    if name.isupper() and len(name) > 4:
+        name = name.title()
+    return name
+
+
+def _stem_name(source_name: str | None) -> str:
+    """A name made from a file name: ids and dates cut off, words split apart
+    ("acetone-hplc-grade-6732361021b8a.pdf" -> "Acetone Hplc Grade",
+    "AmazonWebServices.pdf" -> "Amazon Web Services")."""
+    if not source_name:
+        return "Untitled document"
+    stem = _STEM_ID.sub("", Path(source_name).stem)
+    if not re.search(r"[-_ ]", stem) and re.search(r"[a-z][A-Z]", stem):
+        return _CAMEL.sub(" ", stem).strip() or "Untitled document"
+    return re.sub(r"[-_]+", " ", stem).strip().title() or "Untitled document"
+
+
+def _placeholder(name: str) -> bool:
+    """A "name" that says there is none ("None.", "N/A", "Not available")."""
+    bare = name.strip(" .:-")
+    return not bare or is_unavailable(bare) or bare.lower() in ("none", "n/a", "na", "unknown")
+
+
+def _names(
+    pages: Sequence[Page],
+    facts: Sequence[ExtractedFact],
+    source_name: str | None,
+    model: DocumentModel,
+    pack: PackReader | None = None,
+) -> tuple[str, tuple[str, ...], bool]:
+    """``(name, aliases, fell back to the file name)`` of the document's subject."""
+
+    def clean(value: str) -> str:
+        return _clean_name(pack.clean_name(value) if pack is not None else value)
+
+    stated = [f for f in facts if f.status == "stated"]
+    values = {
+        prop: [clean(f.object_label or f.value) for f in stated if f.prop == prop]
+        for prop in (*model.naming, *model.identifying)
+    }
+    first = next((v for prop in model.naming if (v := values[prop])), [])
+    fields = [f for f in first if len(f) > 2 and not _placeholder(f)]
+    title = pack.title(pages) if pack is not None else None
+    title = clean(title) if title else None
+    fallback = False
+    if title and not _placeholder(title):
+        subject = title
+    elif fields:
+        subject = fields[0]
+    else:
+        subject, fallback = _stem_name(source_name), True
+    aliases = [
+        part.strip(" .")
+        for prop in (*model.naming, *model.identifying)
+        for value in values[prop]
+        for part in (re.split(r"[;|]", value) if prop in model.naming else [value])
+    ]
+    if pack is not None:
+        aliases += pack.aliases(facts)
+    out: list[str] = []
+    for a in aliases:
+        if _placeholder(a):
+            continue
+        if 2 < len(a) <= 80 and a.lower() != subject.lower() and a not in out:
+            out.append(a)
+    return subject, tuple(out[:_MAX_ALIASES]), fallback

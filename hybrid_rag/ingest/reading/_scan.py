@@ -1,0 +1,372 @@
+"""The page scan: labels and their values, label columns, procedures, sections.
+
+A line that starts with a label of a datatype property (after an enumerator or bullet)
+yields a fact whose value is the rest of the line, or the next line when the label
+stands alone; a column of label-only lines takes the values that follow in the same
+order; a procedure (value kind ``procedure``) is the document's own lines after its
+heading, up to the next item. Section headings ("SECTION 7", "7. Handling") are followed
+when the ontology binds properties to sections (``section``): a section-bound label is
+only read inside its section. Lines no label takes go to tables and to the pack reader.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from hybrid_rag.ingest.reading._labels import _match_labels, _squash
+from hybrid_rag.ingest.reading._state import _State
+from hybrid_rag.ingest.reading._tables import _PAGE_LINE, _id_cells, _table_header, _table_row
+from hybrid_rag.ingest.reading._values import _MAX_PROCEDURE, _MAX_VALUE, _SEP, _make_fact
+
+if TYPE_CHECKING:
+    from hybrid_rag.ingest.reading._labels import _Prop
+    from hybrid_rag.models import Page
+
+
+_LEAD = re.compile(r"^[\s•·*\-]*(?:\d{1,2}(?:\s?\.\s?\d{1,2}){0,2}\s?\.?\s+(?=[A-Za-z]))?")
+
+# "SECTION 7", "Section 7:" or "7. Handling"; not a sentence such as "Section 8. Smoking ..."
+
+_SECTION = re.compile(
+    r"^\s*(?:SECTION\s*(\d{1,2})\b|Section\s*(\d{1,2})\s*:)|^\s*(\d{1,2})\s?\.\s+[A-Z][A-Za-z]"
+)
+
+
+_QUALIFIER = re.compile(r"\([^()]*(?:\([^()]*\)[^()]*)*\)")
+
+
+_PAGE_HEADER = re.compile(r"(?i)\bpage\s*\d+|www\.|\.com\b")
+
+
+_SUBSECTION_NUM = re.compile(r"^\s*(\d{1,2})\s?\.\s?\d{1,2}\.?\s+[A-Z]")
+
+
+_WRAPPED = 50
+
+
+_COLON_LABEL = re.compile(r"^[A-Z][A-Za-z0-9 '()/#&.,-]{1,40}?\s?:")
+
+
+_SUBSECTION = re.compile(r"^\s*\d{1,2}\s?\.\s?\d")
+
+
+_HEADING_WORDS = re.compile(r"\s*[A-Z][a-z]+(?:[ /][A-Za-z]+){0,2}\s*(?:$|:)")  # "Eyes", "Fire:"
+
+
+def _lines(text: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in re.finditer(r"\n", text):
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, len(text)))
+    return spans
+
+
+def _scan_page(state: _State, page: Page) -> None:
+    text = page.text
+    spans = _lines(text)
+    idx = _pending(state, page, spans)
+    while idx < len(spans):
+        s, e = spans[idx]
+        line = text[s:e]
+        idx += 1
+        if not line.strip():
+            continue
+        _track_section(state, line)
+        hit = _line_label(state, line)
+        if hit is None:
+            _structured(state, page, line, s)
+            continue
+        off, le, name = hit
+        if state.comp.props[name].kind == "procedure":
+            idx = _procedure(state, page, spans, idx - 1, s + off, s + le, name)
+            continue
+        if not _squash(line[le:]):
+            block = _label_block(state, text, spans, idx - 1)
+            if len(block) >= 2:
+                idx = _read_block(state, page, spans, idx - 1, block)
+                continue
+        if not _label_fact(state, page, spans, idx - 1, s + off, s + le, name):
+            _structured(state, page, line, s)
+
+
+def _line_label(state: _State, line: str) -> tuple[int, int, str] | None:
+    """(label start, label end, property) of a line starting with a label.
+
+    The longest label wins whose property may be printed in the current section (a
+    property annotated with a section is only read inside it).
+    """
+    lead = _LEAD.match(line)
+    off = lead.end() if lead else 0
+    for names, end in _match_labels(state.comp.trie, line[off : off + 90]):
+        name = _fitting(state, names, line[off:])
+        if name is not None:
+            return off, off + end, name
+    return None
+
+
+def _fitting(state: _State, names: tuple[str, ...], line: str = "") -> str | None:
+    """The property among ``names`` that fits the current section: own section first,
+    then one bound to no section, then one of the previous section (PDF text order
+    sometimes prints a section's items after the following section's heading). A later
+    section's item only where the pack reader says so (``reads_ahead``: it is kept after
+    that section's own text)."""
+    free: str | None = None
+    near: str | None = None
+    for name in names:
+        section = state.comp.props[name].section
+        if section is not None and section == state.section:
+            return name
+        pack = state.pack
+        later = section is not None and section > state.section
+        if later and pack is not None and pack.reads_ahead(state, section or 0, line):
+            return name
+        if section is None and free is None:
+            free = name
+        if section is not None and section == state.section - 1 and near is None:
+            near = name
+    return free or near
+
+
+def _label_block(state: _State, text: str, spans: list[tuple[int, int]], idx: int) -> list[str]:
+    """Properties of a column of label-only lines (values follow in the same order)."""
+    names: list[str] = []
+    for s, e in spans[idx:]:
+        line = text[s:e]
+        hit = _line_label(state, line)
+        if hit is None or _squash(line[hit[1] :]):
+            break
+        names.append(hit[2])
+    return names
+
+
+def _read_block(
+    state: _State, page: Page, spans: list[tuple[int, int]], idx: int, names: list[str]
+) -> int:
+    text = page.text
+    first = idx + len(names)
+    for k, name in enumerate(names):
+        pos = first + k
+        if pos >= len(spans) or not _plain_line(state, text, *spans[pos]):
+            return pos
+        s, e = spans[pos]
+        value = text[s:e].strip()
+        quote_start = s + text[s:e].index(value)
+        fact = _make_fact(state.comp.props[name], value, value, page.number)
+        if fact is not None and text[quote_start : quote_start + len(value)] == value:
+            state.add(fact)
+    return first + len(names)
+
+
+def _track_section(state: _State, line: str) -> None:
+    """Follow section headings, and subsection numbers ("7.2 Conditions ...") where the
+    PDF's text order puts a ``SECTION n`` heading after its content."""
+    m = _SECTION.match(line)
+    sub = None if m else _SUBSECTION_NUM.match(line)
+    if m or sub:
+        num = int(m.group(1) or m.group(2) or m.group(3)) if m else int(sub.group(1))  # type: ignore[union-attr]
+        last = state.comp.last_section
+        if state.section <= num <= state.section + 3 and num <= last and num != state.section:
+            state.section = num
+
+
+def _label_fact(
+    state: _State, page: Page, spans: list[tuple[int, int]], idx: int, qs: int, le: int, name: str
+) -> bool:
+    text = page.text
+    line_end = spans[idx][1]
+    sep_end = _SEP.match(text, le, line_end).end()  # type: ignore[union-attr]
+    rest = text[sep_end:line_end]
+    if _numbered(text, spans[idx][0], qs) and ":" not in text[le:sep_end] and _squash(rest):
+        return False  # a numbered subsection title, not "label: value"
+    value = text[sep_end:line_end].strip()
+    end = line_end
+    prop = state.comp.props[name]
+    qualified = bool(_QUALIFIER.fullmatch(value))  # "CERCLA ... List (40 CFR 302.4)"
+    if qualified:
+        value = ""
+    if not _squash(value):
+        idx += 1
+        while idx < len(spans) and _PAGE_LINE.search(text[spans[idx][0] : spans[idx][1]]):
+            idx += 1  # a running page header between a label and its value
+        if idx >= len(spans):  # the label ends the page: its value starts the next one
+            state.pending = name
+            return True
+        if not _next_value(state, text, spans[idx], qualified):
+            return False
+        value, end = text[spans[idx][0] : spans[idx][1]].strip(), spans[idx][1]
+    if prop.kind == "text":
+        value, end = _continue(state, text, spans, idx, value, end)
+    fact = _make_fact(prop, value, text[qs:end].rstrip(), page.number)
+    if fact is None:
+        return False
+    state.add(fact)
+    if state.pack is not None:
+        state.pack.derived(state, fact)
+    return True
+
+
+def _numbered(text: str, line_start: int, qs: int) -> bool:
+    return bool(re.search(r"\d", text[line_start:qs]))
+
+
+def _next_value(state: _State, text: str, span: tuple[int, int], qualified: bool) -> bool:
+    """Whether the line after a label-only line is its value. After a heading with a
+    qualifier in parentheses the value line may itself hold a colon ("RQ: 5000 lb")."""
+    if not qualified:
+        return _plain_line(state, text, *span)
+    line = text[span[0] : span[1]]
+    return bool(line.strip()) and not _ends_procedure(state, line)
+
+
+def _plain_line(state: _State, text: str, s: int, e: int) -> bool:
+    """A line that can continue a value: not empty, not a label, not a heading."""
+    line = text[s:e].strip()
+    if not line or _SECTION.match(line) or _SUBSECTION.match(line) or _COLON_LABEL.match(line):
+        return False
+    if state.pack is not None and state.pack.ends_value(line):
+        return False
+    return _line_label(state, line) is None
+
+
+def _continue(
+    state: _State, text: str, spans: list[tuple[int, int]], idx: int, value: str, end: int
+) -> tuple[str, int]:
+    """Append wrapped continuation lines of a text value (at most 3)."""
+    for nxt in range(idx + 1, min(idx + 4, len(spans))):
+        last = text[spans[nxt - 1][0] : spans[nxt - 1][1]].strip()
+        if value.endswith(".") or len(value) >= _MAX_VALUE or len(last) < _WRAPPED:
+            break
+        if not _plain_line(state, text, *spans[nxt]):
+            break
+        value = value + " " + text[spans[nxt][0] : spans[nxt][1]].strip()
+        end = spans[nxt][1]
+    return value, end
+
+
+def _procedure(
+    state: _State, page: Page, spans: list[tuple[int, int]], idx: int, qs: int, le: int, name: str
+) -> int:
+    """Read a procedure: the sheet's own lines after its heading, up to the next item.
+
+    The value starts after the label (or on the next line when the label is a numbered
+    subsection title or stands alone) and runs until a line that starts another item of
+    the section (a label that fits the section), a (sub)section heading, or the end of
+    the page. A heading that ends a page continues on the next one. Returns the index of
+    the first line not consumed.
+    """
+    text = page.text
+    s, e = spans[idx]
+    sep_end = _SEP.match(text, le, e).end()  # type: ignore[union-attr]
+    title = _numbered(text, s, qs) and ":" not in text[le:sep_end]
+    inline = not title and bool(_squash(text[sep_end:e]))
+    section = state.comp.props[name].section
+    state.ahead = section is not None and section > state.section  # a response statement
+    first, end, nxt = _block(state, text, spans, idx + 1)
+    state.ahead = False
+    _block_tables(state, page, spans[idx + 1 : nxt])
+    if inline:
+        first, end = sep_end, max(end, e) if first is not None else e
+    if first is None:
+        if nxt >= len(spans):
+            state.pending = name
+        return nxt
+    _add_procedure(state, state.comp.props[name], text[first:end], text[qs:end], page.number)
+    return nxt
+
+
+def _block(
+    state: _State, text: str, spans: list[tuple[int, int]], idx: int
+) -> tuple[int | None, int, int]:
+    """``(start, end, next line)`` of the lines from ``idx`` that continue a procedure."""
+    first: int | None = None
+    end = spans[idx - 1][1] if idx > 0 else 0
+    j = idx
+    while j < len(spans):
+        s, e = spans[j]
+        line = text[s:e]
+        if line.strip() and not _PAGE_LINE.search(line):
+            if _ends_procedure(state, line) or (first is not None and e - first > _MAX_PROCEDURE):
+                break
+            first = s if first is None else first
+            end = e
+        j += 1
+    return first, end, j
+
+
+def _block_tables(state: _State, page: Page, spans: list[tuple[int, int]]) -> None:
+    """Tables inside a procedure's lines (toxicity data under "Acute toxicity")."""
+    state.columns = []
+    for s, e in spans:
+        line = page.text[s:e]
+        if header := _table_header(state, line):
+            state.columns = header
+        elif state.columns:
+            _table_row(state, page, line, s)
+    state.columns = []
+
+
+def _ends_procedure(state: _State, line: str) -> bool:
+    """A (sub)section heading, or a line starting another item (a wrapped line, which
+    starts in lower case, continues the procedure)."""
+    if _SECTION.match(line) or _SUBSECTION.match(line):
+        return True
+    if line.lstrip()[:1].islower():
+        return False
+    if state.ahead and _HEADING_WORDS.match(line):
+        return True  # "Eyes", "Fire": the next group of the hazard section's statements
+    if _line_label(state, line) is not None:
+        return True
+    lead = _LEAD.match(line)
+    off = lead.end() if lead else 0
+    later = (  # an item of a later section: the text runs on past a missed heading
+        (sec := state.comp.props[n].section) is not None and sec > state.section
+        for names, _end in _match_labels(state.comp.trie, line[off : off + 90])
+        for n in names
+    )
+    return any(later)
+
+
+def _pending(state: _State, page: Page, spans: list[tuple[int, int]]) -> int:
+    """Finish a procedure whose heading ended the previous page; the first line to scan."""
+    name, state.pending = state.pending, None
+    if name is None:
+        return 0
+    text = page.text
+    start = 0
+    while start < min(len(spans), 3) and _PAGE_HEADER.search(text[slice(*spans[start])]):
+        start += 1
+    first, end, nxt = _block(state, text, spans, start)
+    if first is None:
+        return start
+    quote = text[first:end]
+    _add_procedure(state, state.comp.props[name], quote, quote, page.number)
+    return nxt
+
+
+def _add_procedure(state: _State, prop: _Prop, raw: str, quote: str, page: int) -> None:
+    raw = "\n".join(ln for ln in raw.split("\n") if not _PAGE_LINE.search(ln))
+    fact = _make_fact(prop, " ".join(raw.split()), quote.rstrip(), page)
+    if fact is not None and prop.section is not None and prop.section > state.section:
+        state.later.append(fact)  # a response statement: after the section's own text
+    elif fact is not None:
+        state.add(fact)
+
+
+def _structured(state: _State, page: Page, line: str, start: int) -> None:
+    ids = state.ids
+    if cols := _table_header(state, line):
+        state.columns = cols
+        return
+    if state.ids:
+        return
+    if ids:  # the first row under the header
+        state.ids = ids
+        _id_cells(state, page, line, start)
+        state.ids = []
+    if state.columns and _table_row(state, page, line, start):
+        return
+    if state.pack is not None:
+        state.pack.read_line(state, page, line, start)

@@ -1,0 +1,104 @@
+"""The reading state of one document: the facts found so far and where the reader is."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from hybrid_rag.ingest.reading._labels import _Compiled, _Prop, _squash
+from hybrid_rag.types import ExtractedFact
+
+if TYPE_CHECKING:
+    from hybrid_rag.ingest.reading.pack import PackReader
+
+
+@dataclass(slots=True)
+class _State:
+    comp: _Compiled
+    facts: list[ExtractedFact] = field(default_factory=list)
+    seen: dict[str, list[str]] = field(default_factory=dict)
+    pack: PackReader | None = None
+    section: int = 0
+    memo: dict[str, Any] = field(default_factory=dict)  # a pack reader's own state
+    pending: str | None = None  # a procedure whose heading ended the previous page
+    columns: list[str] = field(default_factory=list)  # properties of a table header in force
+    ids: list[str] = field(default_factory=list)  # identifiers a table header names
+    later: list[ExtractedFact] = field(default_factory=list)  # kept after the others
+    ahead: bool = False  # reading a later section's item (a response statement)
+
+    def knows(self, prop: str) -> bool:
+        """Whether the ontology defines ``prop`` (the ``Reading`` seam)."""
+        return prop in self.comp.known
+
+    def typed(self, prop: str, value: str, quote: str, page: int) -> ExtractedFact | None:
+        """A fact of ``prop`` read the ontology's way, or ``None`` (the ``Reading`` seam)."""
+        from hybrid_rag.ingest.reading._values import _make_fact
+
+        found = self.comp.props.get(prop)
+        return None if found is None else _make_fact(found, value, quote, page)
+
+    def add(self, fact: ExtractedFact) -> None:
+        """Keep ``fact`` unless the same value of its property is kept already."""
+        values = self.seen.setdefault(fact.prop, [])
+        key = _squash(fact.object_label or fact.value)
+        if key not in values:
+            values.append(key)
+            self.facts.append(fact)
+
+    def result(self) -> list[ExtractedFact]:
+        """Facts with, per property, unavailable ones dropped when a value is stated,
+        and at most a few distinct values kept."""
+        for fact in self.later:
+            self.add(fact)
+        self.later = []
+        stated = {f.prop for f in self.facts if f.status == "stated"}
+        counts: dict[str, int] = {}
+        out: list[ExtractedFact] = []
+        for f in _latest_entries(self.facts, self.comp.props):
+            if f.status == "unavailable" and f.prop in stated:
+                continue
+            cap = _cap(f, self.comp.props.get(f.prop))
+            if counts.get(f.prop, 0) >= cap:
+                continue
+            counts[f.prop] = counts.get(f.prop, 0) + 1
+            out.append(f)
+        return out
+
+
+_ENTRY = re.compile(r"(\d{1,2})\s*[:.)]\s+(\S.*)")  # "1: 08/01/2023", "2) 11/12/2024"
+
+
+def _latest_entries(facts: list[ExtractedFact], props: dict[str, _Prop]) -> list[ExtractedFact]:
+    """Numbered entries of one label ("Revision 1: 08/01/2023", "Revision 2: 11/12/2024"):
+    only the highest-numbered one is kept, in the first one's place, its number taken off
+    the value. Procedures keep their numbered steps."""
+    best: dict[str, tuple[int, ExtractedFact]] = {}  # prop -> (number, fact without it)
+    for f in facts:
+        m = _ENTRY.fullmatch(f.value) if f.status == "stated" and not f.object_label else None
+        prop = props.get(f.prop)
+        if m is None or prop is None or prop.kind == "procedure":
+            continue
+        if int(m.group(1)) > best.get(f.prop, (-1, f))[0]:
+            best[f.prop] = (int(m.group(1)), replace(f, value=m.group(2)))
+    out: list[ExtractedFact] = []
+    for f in facts:
+        entry = best.get(f.prop)
+        if entry is None or f.status != "stated" or not _ENTRY.fullmatch(f.value):
+            out.append(f)
+        elif entry[1] not in out:
+            out.append(entry[1])
+    return out
+
+
+def _cap(fact: ExtractedFact, prop: _Prop | None) -> int:
+    """How many distinct values of one property a document may state: the ontology's
+    ``max_values``; else 24 for a relation, 2 for a procedure (two items under one
+    property's labels, "Skin protection" and "Body protection"), 1 for a value."""
+    if fact.status == "unavailable":
+        return 1
+    if prop is not None and prop.max_values is not None:
+        return prop.max_values
+    if fact.object_label is not None:
+        return 24
+    return 2 if prop is not None and prop.kind == "procedure" else 1

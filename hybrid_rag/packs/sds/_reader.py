@@ -1,0 +1,334 @@
+"""The Safety Data Sheet pack's reader: what only SDS documents print.
+
+GHS hazard classifications ("Flammable liquids Category 2") and H/P statement codes in
+the hazard section, the composition table (a component name with its CAS number and
+concentration) in section 3, the exposure-limit tables of section 8 (an agency named,
+then its TWA / STEL / Ceiling rows), target organs listed in one value, the hazard
+section's response statements ("IF ON SKIN: ...") read as first aid, and the sheet's
+title line. Everything else (labels, values, procedures, sections) is the generic
+reader's, driven by ``msds.ttl``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from hybrid_rag.ingest.reading.pack import BasePackReader, Reading, quote_of
+from hybrid_rag.types import ExtractedFact
+
+if TYPE_CHECKING:
+    from hybrid_rag.models import Page
+
+
+__all__ = ["SdsReader"]
+
+
+_CATEGORY = re.compile(
+    r"^\s*(?P<cls>[A-Za-z][A-Za-z0-9 ,/()'\-–.]*?)[\s\-–:,(]*\bCat\s?(?:egory|\.)?\s*"
+    r"(?P<cat>\d(?:\s?[A-Ca-c]\b)?)"
+)
+
+
+_CODE = re.compile(
+    r"\b(?P<t>[HP])\s?(?P<d>\d\s?\d\s?\d)(?!\d)(?P<more>(?:\s?\+\s?P?\s?\d\s?\d\s?\d)*)"
+)
+
+
+_CAS = re.compile(r"(?<![\d-])\d{2,7}\s?-\s?\d{2}\s?-\s?\d(?![\d-])")
+
+
+_LIMIT = re.compile(r"\b(?P<t>TWA|STEL|Ceiling|IDLH|PEL|TLV|REL)\b(?!\w)")
+
+
+_LIMIT_VALUE = re.compile(r"\d[\d.,]*\s*(?:ppm|mg\s*/\s*m|f/cc|mppcf)", re.IGNORECASE)
+
+
+_RESPONSE = re.compile(r"if\s+(?:on|in|inhaled|swallowed|exposed)\b", re.IGNORECASE)
+
+
+def _organs(reading: Reading, fact: ExtractedFact) -> None:
+    for part in re.split(r"[,;]|\band\b", fact.value.strip(" -.")):
+        organ = part.strip(" -.")
+        if 2 < len(organ) < 60:
+            reading.add(
+                ExtractedFact(
+                    "hasTargetOrgan",
+                    organ,
+                    fact.quote,
+                    fact.page,
+                    object_label=organ,
+                    object_class="Organ",
+                )
+            )
+
+
+def _classification(reading: Reading, page: Page, line: str, start: int) -> None:
+    if not reading.knows("hasClassification") or ("Cat" not in line and "CAT" not in line):
+        return
+    m = _CATEGORY.match(line)
+    if m is None:
+        return
+    cls = re.sub(r"\s+", " ", m.group("cls")).strip(" -–:,(")
+    if len(re.sub(r"[^A-Za-z]", "", cls)) < 4 or cls.lower().startswith(
+        ("hazard classification", "ghs")
+    ):
+        return
+    cat = re.sub(r"\s", "", m.group("cat")).upper()
+    label = f"{cls} Category {cat}"
+    reading.add(
+        ExtractedFact(
+            "hasClassification",
+            line.strip(),
+            quote_of(page, line, start),
+            page.number,
+            object_label=label,
+            object_class="HazardClassification",
+        )
+    )
+
+
+def _codes(reading: Reading, page: Page, line: str, start: int) -> None:
+    m = _CODE.search(line)
+    if m is None or m.start() > 8:
+        return
+    code = re.sub(r"\s", "", m.group("t") + m.group("d") + m.group("more"))
+    is_h = m.group("t") == "H"
+    prop = "hasHazardStatement" if is_h else "hasPrecaution"
+    if not reading.knows(prop):
+        return
+    rest = line[m.end() :].strip(" :-–\t")
+    reading.add(
+        ExtractedFact(
+            prop,
+            rest or code,
+            quote_of(page, line, start),
+            page.number,
+            object_label=f"{code}: {rest}" if rest else code,
+            object_class="HazardStatement" if is_h else "PrecautionaryStatement",
+        )
+    )
+
+
+def _component(reading: Reading, page: Page, line: str, start: int) -> None:
+    if not reading.knows("hasComponent"):
+        return
+    m = _CAS.search(line)
+    if m is None:
+        return
+    name = re.sub(r"[\d\s.,<>=≤≥%~-]+$", "", line[: m.start()]).strip(" :;,-")
+    name = re.sub(r"\s+", " ", name)
+    if len(re.sub(r"[^A-Za-z]", "", name)) < 3 or name.lower().startswith("cas"):
+        return
+    reading.add(
+        ExtractedFact(
+            "hasComponent",
+            line.strip(),
+            quote_of(page, line, start),
+            page.number,
+            object_label=name[:80],
+            object_class="Chemical",
+        )
+    )
+    conc = _PERCENT.search(line, m.end()) or _PERCENT.search(line[: m.start()])
+    if conc is not None:
+        fact = reading.typed(
+            "concentration", conc.group(0), quote_of(page, line, start), page.number
+        )
+        if fact is not None:
+            reading.add(fact)
+
+
+_PERCENT = re.compile(
+    r"(?:[<>≤≥~]\s*=?\s*)?\d+(?:[.,]\d+)?\s*(?:(?:-|–|to)\s*\d+(?:[.,]\d+)?\s*)?%"
+)
+
+
+_AGENCIES = (("ACGIH", "acgihTlv"), ("NIOSH", "nioshRel"), ("OSHA", "oshaPel"))
+
+
+def _exposure(reading: Reading, page: Page, line: str, start: int) -> None:
+    upper = line.upper()
+    for word, prefix in _AGENCIES:
+        if word in upper and not _LIMIT_VALUE.search(line):
+            reading.memo["agency"] = (reading.section, prefix)
+            return
+    if "VACATED" in upper:
+        return
+    m = _LIMIT.search(line)
+    vm = _LIMIT_VALUE.search(line)
+    if m is None or vm is None or vm.start() < m.start():
+        return
+    said = reading.memo.get("agency")  # an agency named in this section: its limits follow
+    agency = said[1] if said is not None and said[0] == reading.section else None
+    prop = _limit_prop(agency, m.group("t"), line)
+    if prop is None:
+        return
+    value = line[m.end() :].strip(" :-–\t")
+    fact = reading.typed(prop, value, quote_of(page, line, start), page.number)
+    if fact is not None:
+        reading.add(fact)
+
+
+def _limit_prop(agency: str | None, kind: str, line: str) -> str | None:
+    if kind == "IDLH":
+        return "idlh"
+    own = {"PEL": "oshaPel", "TLV": "acgihTlv", "REL": "nioshRel"}.get(kind)
+    upper = line.upper()
+    agency = own or agency
+    if agency is None:
+        return None
+    if "STEL" in upper:
+        return agency + "Stel"
+    if "CEILING" in upper:
+        return agency + "Ceiling"
+    return agency + "Twa"
+
+
+_PHONE_LINE = re.compile(r"^[\d\s().+\-]{7,}$")
+
+
+_SDS_TITLE = re.compile(r"^\s*(?:SDS|MSDS)\s*[–—-]\s*(?P<t>.+?)\s+Page\s*\d", re.IGNORECASE)
+
+
+_NOT_TITLE = re.compile(
+    r"safety\s*data\s*sheet|www\.|\.com|page\s*\d|^section|^\d{1,2}(?:\.\d{1,2})+\.?\s"
+    r"|\bsee\s+section\b|^(?:\S+\s+){7,}\S+[.:]$",  # a sentence, not a name
+    re.IGNORECASE,
+)
+
+
+_SECTION_ONE = re.compile(r"^\s*section\s*1\s*[:.]\s*identification", re.IGNORECASE)
+
+
+_SDS_BANNER = re.compile(r"^\s*(?:material\s+)?safety\s*data\s*sheet\s*$", re.IGNORECASE)
+
+
+def _title(pages: Sequence[Page]) -> str | None:
+    if not pages:
+        return None
+    lines = [ln.strip() for ln in pages[0].text.split("\n")[:10] if ln.strip()]
+    for i, ln in enumerate(lines):
+        m = _SDS_TITLE.match(ln)
+        if m:
+            return m.group("t").strip()
+        if _PHONE_LINE.match(ln) and i + 1 < len(lines):
+            cand = lines[i + 1]
+            if not _NOT_TITLE.search(cand) and re.search(r"[A-Za-z]{3}", cand):
+                return cand
+    every = [ln.strip() for ln in pages[0].text.split("\n") if ln.strip()]
+    for prev, ln in itertools.pairwise(every):  # "Gallium Metal, 99.99%" above the banner
+        plausible = not _NOT_TITLE.search(prev) and re.search(r"[A-Za-z]{3}", prev)
+        if _SDS_BANNER.match(ln) and plausible:
+            return prev
+    for head, ln in itertools.pairwise(every):  # the first line under "SECTION 1: ..."
+        if _SECTION_ONE.match(head) and not _NOT_TITLE.search(ln) and ":" not in ln:
+            return ln if re.search(r"[A-Za-z]{3}", ln) else None
+    return None
+
+
+def _trimmed(title: str, labels: Sequence[str]) -> str:
+    """``title`` without a leading label ("Product Name ...") or a trailing one (the
+    next column's "Company")."""
+    for lab in labels:
+        pattern = re.escape(lab).replace("\\ ", r"\s+")
+        title = re.sub(rf"^\s*{pattern}\s*:?\s+", "", title, flags=re.I)
+        title = re.sub(rf"\s+{pattern}\s*:?\s*$", "", title, flags=re.I)
+    return title
+
+
+_FORMULA = re.compile(r"(?:[A-Z][a-z]?\d*){2,}|[A-Z][a-z]?\d+")
+
+_ELEMENTS = frozenset(  # element symbols up to curium, run together
+    re.findall(
+        r"[A-Z][a-z]?",
+        "HHeLiBeBCNOFNeNaMgAlSiPSClArKCaScTiVCrMnFeCoNiCuZnGaGeAsSeBrKrRbSrYZrNbMoTcRuRhPdAgCdInSn"
+        "SbTeIXeCsBaLaCePrNdPmSmEuGdTbDyHoErTmYbLuHfTaWReOsIrPtAuHgTlPbBiPoAtRnFrRaAcThPaUNpPuAmCm",
+    )
+)
+
+
+def _formula_name(value: str) -> str | None:
+    """A printed molecular formula as one word ("C3H6O", "K N O3" -> "KNO3"), without
+    its water of hydration; ``None`` for anything else ("Mixture", "(C6 H10 O5)n")."""
+    head = re.split(r"\s*[·.*x-]\s*\d*\s*H2\s*O\b", value.strip())[0]
+    compact = re.sub(r"\s+", "", head)
+    if len(compact) > 20 or not _FORMULA.fullmatch(compact):
+        return None
+    symbols = re.findall(r"[A-Z][a-z]?", compact)
+    return compact if all(sym in _ELEMENTS for sym in symbols) else None
+
+
+_IDENTITY = ("productName", "supplierName", "productCode", "synonym", "recommendedUse")
+"""Section 1 items whose labels may stand beside the product name in a two-column
+layout ("Product Name iluma Glass & Mirror Cleaner Company")."""
+
+
+@lru_cache(maxsize=1)
+def _identity_labels() -> tuple[str, ...]:
+    """Every label of the ``_IDENTITY`` items in the pack's ontology, longest first."""
+    from hybrid_rag.ontology import load_ontology
+
+    known = {p.name: p for p in load_ontology("msds").properties()}
+    labels = {lab for name in _IDENTITY if name in known for lab in known[name].labels}
+    return tuple(sorted(labels, key=len, reverse=True))
+
+
+class SdsReader(BasePackReader):
+    """The SDS pack's reader (see the module docstring)."""
+
+    name = "sds"
+
+    def read_line(self, reading: Reading, page: Page, line: str, start: int) -> None:
+        """Hazard classes and codes (section 2, or the first pages before any heading),
+        components (section 3) and exposure limits (section 8)."""
+        sec = reading.section
+        if sec == 2 or (sec == 0 and page.number <= 2):
+            _classification(reading, page, line, start)
+            _codes(reading, page, line, start)
+        elif sec == 3:
+            _component(reading, page, line, start)
+        elif sec == 8:
+            _exposure(reading, page, line, start)
+
+    def derived(self, reading: Reading, fact: ExtractedFact) -> None:
+        """The organs a target-organ line lists, each its own relation."""
+        if (
+            fact.prop == "targetOrgans"
+            and fact.status == "stated"
+            and reading.knows("hasTargetOrgan")
+        ):
+            _organs(reading, fact)
+
+    def reads_ahead(self, reading: Reading, section: int, line: str) -> bool:
+        """A first-aid route (section 4) in the hazard section's response statements."""
+        return section == 4 and reading.section == 2 and bool(_RESPONSE.match(line))
+
+    def ends_value(self, line: str) -> bool:
+        """A hazard class with its category starts a new item."""
+        return ("Cat" in line or "CAT" in line) and bool(_CATEGORY.match(line))
+
+    def subject_table(self, reading: Reading) -> bool:
+        """The composition table (section 3) lists the components' numbers."""
+        return reading.section != 3
+
+    def title(self, pages: Sequence[Page]) -> str | None:
+        """The sheet's title line: "SDS - <name> Page 1", the line under the supplier's
+        phone number, above the "Safety Data Sheet" banner, or under "SECTION 1"."""
+        return _title(pages)
+
+    def aliases(self, facts: Sequence[ExtractedFact]) -> list[str]:
+        """A printed molecular formula ("H2SO4"): people name a chemical by it."""
+        out: list[str] = []
+        for f in facts:
+            formula = _formula_name(f.value) if f.prop == "molecularFormula" else None
+            if formula and f.status == "stated":
+                out.append(formula)
+        return out
+
+    def clean_name(self, value: str) -> str:
+        """A name without the column label beside it ("Product Name ...", "... Company")."""
+        return _trimmed(value, _identity_labels())

@@ -1,0 +1,348 @@
+"""The seam types: plain data the seams exchange, and the ontology's protocols.
+
+A leaf module: it imports nothing of the flows (``ingest``, ``ask``, ``stores``,
+``providers``) and nothing that imports them, so ``hybrid_rag.protocols`` and every flow
+import it without a cycle. The old import paths (``hybrid_rag.protocols``,
+``hybrid_rag.ingest.extract``, ``hybrid_rag.ask.analysis``) re-export these names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+
+from hybrid_rag.ask.grammar import Threshold
+from hybrid_rag.ask.linking import SubjectIndex, SubjectMatch, without_names
+from hybrid_rag.text import tokens
+
+if TYPE_CHECKING:
+    from hybrid_rag.rdf import Triple
+
+__all__ = [
+    "ClassDef",
+    "DocumentModel",
+    "ExtractedFact",
+    "Extraction",
+    "Intent",
+    "Ontology",
+    "OntologyMatching",
+    "PropertyDef",
+    "QuestionAnalysis",
+    "ScopeView",
+    "Status",
+    "SubjectIndex",
+    "SubjectMatch",
+    "Threshold",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PropertyDef:
+    """An ontology property: its IRI, local name, labels and, for quantities, its unit."""
+
+    iri: str
+    name: str
+    label: str
+    kind: Literal["object", "datatype"]
+    alt_labels: tuple[str, ...] = ()
+    domain: str | None = None
+    range: str | None = None
+    unit: str | None = None
+    comment: str | None = None
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Preferred label first, then alternatives."""
+        return (self.label, *self.alt_labels)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentModel:
+    """What documents under an ontology are about, read from the ontology.
+
+    Attributes:
+        subject_class: local name of the class a document is about (an ``Invoice``, a
+            product), or ``None`` when the ontology names none (documents are then read for
+            their passages and the facts found about no particular subject).
+        naming: properties whose values name the subject (an invoice's issuer and
+            customer, a product's name and synonyms); the first stated value is the
+            document's title, the others its aliases. Object properties here name it by
+            the label of the entity they point to.
+        identifying: properties whose values identify the subject (an invoice number,
+            an order number); aliases too, so a question naming one links the document.
+        parts: ``(object property, class)`` pairs of the subject's repeated parts (line
+            items, components): each one is an entity of its own with its properties.
+        document_noun: how answers call one document ("invoice", "sheet"; default
+            "document").
+    """
+
+    subject_class: str | None = None
+    naming: tuple[str, ...] = ()
+    identifying: tuple[str, ...] = ()
+    parts: tuple[tuple[str, str], ...] = ()
+    document_noun: str = "document"
+
+    def part_classes(self) -> tuple[str, ...]:
+        """The classes of the subject's repeated parts."""
+        return tuple(dict.fromkeys(cls for _prop, cls in self.parts))
+
+
+@dataclass(frozen=True, slots=True)
+class ClassDef:
+    """An ontology class with its labels."""
+
+    iri: str
+    name: str
+    label: str
+    alt_labels: tuple[str, ...] = ()
+    parents: tuple[str, ...] = field(default=())
+    comment: str | None = None
+
+
+@runtime_checkable
+class Ontology(Protocol):
+    """The vocabulary that constrains the knowledge graph.
+
+    ``mint_iri`` returns IRIs safe for SAP HANA's SPARQL: local names match
+    ``[A-Za-z][A-Za-z0-9_-]*``. ``validate`` returns the problems of a set of triples
+    (unknown predicates or classes) without raising.
+    """
+
+    @property
+    def namespace(self) -> str:
+        """Namespace IRI of the ontology's terms."""
+        ...
+
+    def classes(self) -> list[ClassDef]:
+        """All classes."""
+        ...
+
+    def properties(self) -> list[PropertyDef]:
+        """All object and datatype properties."""
+        ...
+
+    def property(self, name: str) -> PropertyDef:
+        """A property by local name or IRI; unknown -> OntologyError."""
+        ...
+
+    def mint_iri(self, label: str, *, base: str) -> str:
+        """A HANA-safe IRI under ``base`` derived from ``label``."""
+        ...
+
+    def validate(self, triples: Sequence[Triple]) -> list[str]:
+        """Problems with ``triples`` (empty when they conform)."""
+        ...
+
+    def vocabulary(self) -> str:
+        """A compact text listing of classes and properties for LLM prompts."""
+        ...
+
+
+@runtime_checkable
+class OntologyMatching(Protocol):
+    """Question matching, reading hints and the document model of an ontology.
+
+    Everything here comes from the ontology (standard vocabulary first, then the ``hr:``
+    annotations, see ``docs/guides/own-domain.md``); the library's code knows no domain.
+
+    Contract (checked by ``hybrid_rag.testing.contracts.OntologyContract``):
+
+    * ``match_properties(text)`` returns ``(property, score)`` pairs, best first, each
+      property once, scores in ``(0, 1)``; an empty list when nothing matches. It matches
+      the properties' labels, alternative labels and search-only labels (the words people
+      use: verbs, adjectives, paraphrases), ignoring case, accents, punctuation, spacing
+      and inflection. The words come from the ontology, never from code.
+    * ``value_kind(name)`` is how a value is read: ``text``, ``number`` (a quantity; in
+      the property's unit, or with the currency it is printed with), ``date``,
+      ``identifier`` (a number or code), ``temperature``, ``range`` (the lower bound
+      kept), ``currency``, ``procedure`` (the document's own sentences for one item, read
+      up to the next item) or ``category`` (a relation whose values are categories the
+      subject belongs to: a yes/no question naming one of its search-only words is
+      answered by whether a value holds the question's words).
+    * ``value_pattern(name)`` is a regular expression a stated value must contain, or
+      ``None``.
+    * ``section(name)`` is the numbered document section the property's values are
+      printed in, or ``None`` when they may appear anywhere.
+    * ``max_values(name)`` is how many distinct values of the property one document may
+      state (``None``: the reader's default, one for a plain value).
+    * ``read_from(name)`` names the properties whose stated values may also carry this
+      property's value (a colour printed in an appearance line); empty when none.
+    * ``narrower(name)`` names the property's sub-properties (``rdfs:subPropertyOf``); a
+      router asks them too when the umbrella is asked; empty when none.
+    * ``search_labels(name)`` are the property's search-only words (``skos:hiddenLabel``);
+      a router treats them, like the labels, as naming the property rather than as words
+      a value must contain.
+    * ``lower_when_more(name)`` are adjectives a subject has more of when the value is
+      lower, so "the more X" sorts by the lowest value; empty when none.
+    * ``document_model()`` says which class a document is about and which properties
+      name and identify that subject (``DocumentModel``); every name in it is a class or
+      property of the ontology.
+    * Unknown property names give the defaults (``text``, ``None``, ``None``, ``None``,
+      ``()``, ``()``, ``()``, ``()``); no method raises for them. Implementations are immutable
+      and thread-safe.
+    """
+
+    def match_properties(self, text: str) -> list[tuple[PropertyDef, float]]:
+        """Which properties ``text`` talks about, best first."""
+        ...
+
+    def value_kind(self, name: str) -> str:
+        """How a value of the property is read."""
+        ...
+
+    def value_pattern(self, name: str) -> str | None:
+        """A regular expression a stated value must contain, if any."""
+        ...
+
+    def section(self, name: str) -> int | None:
+        """The document section the property's values are printed in, if fixed."""
+        ...
+
+    def max_values(self, name: str) -> int | None:
+        """How many distinct values one document may state, if the ontology says."""
+        ...
+
+    def read_from(self, name: str) -> tuple[str, ...]:
+        """Properties whose stated values may also carry this property's value."""
+        ...
+
+    def search_labels(self, name: str) -> tuple[str, ...]:
+        """The property's search-only labels (words people use for it in questions)."""
+        ...
+
+    def narrower(self, name: str) -> tuple[str, ...]:
+        """The property's sub-properties, which an umbrella question also asks for."""
+        ...
+
+    def lower_when_more(self, name: str) -> tuple[str, ...]:
+        """Adjectives a subject has more of when the property's value is lower."""
+        ...
+
+    def document_model(self) -> DocumentModel:
+        """What documents are about, which properties name and identify it."""
+        ...
+
+
+# ---------------------------------------------------------------- extraction
+
+Status = Literal["stated", "unavailable"]
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedFact:
+    """One value a sheet states, with the verbatim quote it was read from.
+
+    Attributes:
+        prop: ontology property local name, e.g. ``"flashPoint"``.
+        value: the verbatim value text, e.g. ``"-20 °C / -4 °F (Closed cup)"``.
+        quote: exact substring of the page text (label and value).
+        page: 1-based page number.
+        chunk_id: the chunk whose ``[start, end)`` covers the quote, when chunks were given.
+        number: typed quantity in ``unit`` when parseable.
+        unit: unit of ``number`` (the property's canonical unit).
+        status: ``"unavailable"`` when the sheet says the value is not available.
+        object_label: for object properties, the label of the object entity.
+        object_class: for object properties, the class local name of the object.
+    """
+
+    prop: str
+    value: str
+    quote: str
+    page: int
+    chunk_id: str | None = None
+    number: float | None = None
+    unit: str | None = None
+    status: Status = "stated"
+    object_label: str | None = None
+    object_class: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """What offline extraction found in one document."""
+
+    subject: str
+    aliases: tuple[str, ...]
+    facts: tuple[ExtractedFact, ...]
+    warnings: tuple[str, ...] = ()
+
+
+# ---------------------------------------------------------------- questions
+
+Intent = Literal["lookup", "min", "max", "filter", "same", "procedure", "out_of_scope", "unsafe"]
+"""What a question asks for; see ``QuestionRouter``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeView:
+    """What a router may know of the scope: its documents, their products, the ontology.
+
+    Attributes:
+        doc_ids: the documents the question may see.
+        products: product names of those documents, for linking.
+        ontology: the vocabulary the graph is built on.
+        scoped: whether the caller named the documents (``docs=``) or means all of them.
+        catalog: product names of every catalogued document, in scope or not, so a router
+            can tell "names a product outside the scope" from "names nothing known".
+    """
+
+    doc_ids: tuple[str, ...]
+    subjects: SubjectIndex
+    ontology: Ontology
+    scoped: bool = False
+    catalog: SubjectIndex | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionAnalysis:
+    """What a question asks: about which documents, which properties, with which intent.
+
+    Attributes:
+        question: the question as asked.
+        products: documents whose product the question names, best first.
+        properties: ontology properties the question asks about.
+        intent: see ``Intent``.
+        filter_terms: for ``filter``: the words a value must contain.
+        missing: product names the question names that are not in the scope.
+        reason: for ``out_of_scope`` and ``unsafe``: why, in a readable sentence.
+        search: the text the vector chain searches for (default: the question).
+        polar: a yes/no question ("Is A's flash point higher than B's?").
+        polar_subject: for a polar comparison, the document of the subject named first.
+        threshold: for a numeric filter ("flash point above 60 °C"): the bound.
+        filter_phrase: for "which of these are <phrase>": the phrase as asked. With a named
+            property and no word left to match (``filter_terms`` empty), every positive
+            value matches ("Listed ..." does, "Not listed" does not).
+        sections: for ``procedure``: the numbered document sections the asked properties
+            are printed in (first aid: 4), so the sheet's own section can be read.
+    """
+
+    question: str
+    subjects: tuple[SubjectMatch, ...]
+    properties: tuple[PropertyDef, ...]
+    intent: Intent
+    filter_terms: tuple[str, ...] = field(default=())
+    missing: tuple[str, ...] = field(default=())
+    reason: str | None = None
+    search: str | None = None
+    polar: bool = False
+    polar_subject: str | None = None
+    threshold: Threshold | None = None
+    filter_phrase: str | None = None
+    sections: tuple[int, ...] = ()
+
+    @property
+    def answered_directly(self) -> bool:
+        """Whether the supervisor answers without the stores (out of scope, unsafe)."""
+        return self.intent in ("out_of_scope", "unsafe")
+
+    @property
+    def doc_ids(self) -> list[str]:
+        """Documents of the linked products."""
+        return [p.doc_id for p in self.subjects]
+
+    @property
+    def topic(self) -> str:
+        """The question without the product names (what to search for inside their sheets)."""
+        rest = without_names(self.question, self.subjects).strip(" ,;:?")
+        return rest if tokens(rest) else self.question
