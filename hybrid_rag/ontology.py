@@ -45,7 +45,7 @@ from hybrid_rag.types import ClassDef, DocumentModel, Ontology, PropertyDef
 if TYPE_CHECKING:
     from hybrid_rag.rdf import Triple
 
-__all__ = ["TurtleOntology", "load_ontology", "normalize_label", "slugify"]
+__all__ = ["TurtleOntology", "document_model", "load_ontology", "normalize_label", "slugify"]
 
 _RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 _OWL = "http://www.w3.org/2002/07/owl#"
@@ -806,3 +806,30 @@ def load_ontology(spec: str | os.PathLike[str] | Ontology = "msds") -> Ontology:
     if isinstance(spec, Ontology):
         return spec
     raise OntologyError(f"cannot load an ontology from {type(spec).__name__}")
+
+
+def document_model(ontology: Ontology) -> DocumentModel:
+    """The ontology's ``DocumentModel``: its own when it offers ``OntologyMatching``, else
+    the defaults read from its classes and properties alone (the class most datatype
+    properties describe, its properties named "...name" and "...Number"/"...Id")."""
+    from hybrid_rag.types import OntologyMatching
+
+    if isinstance(ontology, OntologyMatching):
+        return ontology.document_model()
+    classes, props = ontology.classes(), ontology.properties()
+    ranges = {_local(p.range or "") for p in props if p.kind == "object"}
+    counts: dict[str, int] = {}
+    for p in props:
+        dom = _local(p.domain or "")
+        if p.kind == "datatype" and dom in {c.name for c in classes} and dom not in ranges:
+            counts[dom] = counts.get(dom, 0) + 1
+    if not counts:
+        return DocumentModel()
+    subject = sorted(counts, key=lambda n: (-counts[n], n))[0]
+    own = [p for p in props if p.kind == "datatype" and _local(p.domain or "") == subject]
+    naming = tuple(p.name for p in own if "name" in _split_camel(p.name).lower().split())
+    ident = tuple(
+        p.name for p in own if _split_camel(p.name).lower().split()[-1:] in ([w] for w in _ID_WORDS)
+    )
+    label = next(c.label for c in classes if c.name == subject)
+    return DocumentModel(subject, naming, ident, (), label.lower())

@@ -231,19 +231,23 @@ Status = Literal["stated", "unavailable"]
 
 @dataclass(frozen=True, slots=True)
 class ExtractedFact:
-    """One value a sheet states, with the verbatim quote it was read from.
+    """One value a document states, with the verbatim quote it was read from.
 
     Attributes:
-        prop: ontology property local name, e.g. ``"flashPoint"``.
-        value: the verbatim value text, e.g. ``"-20 °C / -4 °F (Closed cup)"``.
+        prop: ontology property local name, e.g. ``"totalAmount"``.
+        value: the verbatim value text, e.g. ``"€ 717,97"``.
         quote: exact substring of the page text (label and value).
         page: 1-based page number.
         chunk_id: the chunk whose ``[start, end)`` covers the quote, when chunks were given.
-        number: typed quantity in ``unit`` when parseable.
-        unit: unit of ``number`` (the property's canonical unit).
-        status: ``"unavailable"`` when the sheet says the value is not available.
+        number: typed quantity in ``unit`` when parseable (a date: days since
+            1970-01-01).
+        unit: unit of ``number``: the property's canonical unit, the currency an amount
+            is printed in (ISO 4217 code, ``"EUR"``), or ``"date"``.
+        status: ``"unavailable"`` when the document says the value is not available.
         object_label: for object properties, the label of the object entity.
         object_class: for object properties, the class local name of the object.
+        part: for a property of a repeated part (a line item), which one: facts with the
+            same number describe the same part (``DocumentModel.parts``).
     """
 
     prop: str
@@ -256,6 +260,7 @@ class ExtractedFact:
     status: Status = "stated"
     object_label: str | None = None
     object_class: str | None = None
+    part: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,10 +7,10 @@ import pytest
 from hybrid_rag.ingest.extract import (
     ExtractedFact,
     Extraction,
-    _formula_name,
     extract_offline,
     parse_quantity,
 )
+from hybrid_rag.packs.sds._reader import _formula_name
 from hybrid_rag.models import Chunk, Page
 from hybrid_rag.ontology import load_ontology
 from hybrid_rag.protocols import Ontology

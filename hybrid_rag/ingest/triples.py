@@ -6,17 +6,17 @@ import re
 from typing import TYPE_CHECKING
 
 from hybrid_rag._vocab import DATA, HR, RDF_TYPE, RDFS_LABEL, SKOS_ALT
-from hybrid_rag.errors import InvalidDocIdError
+from hybrid_rag.errors import InvalidDocIdError, OntologyError
 from hybrid_rag.rdf import Term, Triple, iri, literal
 
 if TYPE_CHECKING:
-    from hybrid_rag.ingest.extract import ExtractedFact, Extraction
-    from hybrid_rag.protocols import Ontology
+    from hybrid_rag.types import DocumentModel, ExtractedFact, Extraction, Ontology
 
 __all__ = ["build_triples", "doc_local_name", "subject_iri"]
 
 _T = iri(RDF_TYPE)
 _DOC_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+_THING = "http://www.w3.org/2002/07/owl#Thing"
 
 
 def doc_local_name(doc_id: str) -> str:
@@ -35,29 +35,71 @@ def doc_local_name(doc_id: str) -> str:
     return "doc-" + doc_id.replace("_", "__").replace(".", "_d")
 
 
-def subject_iri(doc_id: str, *, ontology: Ontology) -> str:
-    """The IRI of a document's product: ``DATA`` + ``doc_local_name`` + ``-product``.
+def subject_iri(doc_id: str, *, ontology: Ontology | None = None) -> str:
+    """The IRI of a document's subject: ``DATA`` + ``doc_local_name`` + ``-subject``.
 
-    Injective in ``doc_id`` (fact IRIs append ``-fact-<n>``, so they are too). The
-    ontology's ``mint_iri`` is for labels, which may merge; ids must not, so it is not
-    used here. ``ontology`` is kept for the signature's stability.
+    Injective in ``doc_id`` (fact IRIs append ``-fact-<n>``, part IRIs ``-part-<n>``, so
+    they are too). The ontology's ``mint_iri`` is for labels, which may merge; ids must
+    not, so it is not used here (``ontology`` is accepted and ignored).
     """
     del ontology
-    return DATA + doc_local_name(doc_id) + "-product"
+    return DATA + doc_local_name(doc_id) + "-subject"
 
 
 def build_triples(doc_id: str, extraction: Extraction, *, ontology: Ontology) -> list[Triple]:
-    """All triples of one document: the product, direct property triples and ``hr:Fact`` nodes."""
+    """All triples of one document: its subject (typed with the ontology's subject class,
+    named and aliased), its parts, direct property triples and ``hr:Fact`` nodes."""
+    from hybrid_rag.ontology import document_model
+
     ns = ontology.namespace
-    subject = iri(subject_iri(doc_id, ontology=ontology))
-    out: list[Triple] = [
-        (subject, _T, iri(ns + "Product")),
-        (subject, iri(RDFS_LABEL), literal(extraction.subject)),
-    ]
+    model = document_model(ontology)
+    subject = iri(subject_iri(doc_id))
+    out: list[Triple] = []
+    if model.subject_class is not None:
+        out.append((subject, _T, iri(ns + model.subject_class)))
+    out.append((subject, iri(RDFS_LABEL), literal(extraction.subject)))
     out += [(subject, iri(SKOS_ALT), literal(a)) for a in extraction.aliases]
+    parts = _parts(extraction.facts, subject, model=model, ontology=ontology)
+    for triples in parts.values():
+        out += triples[1]
     entities: dict[str, Term] = {}
     for n, fact in enumerate(extraction.facts):
-        out += _fact_triples(doc_id, n, fact, subject, ns=ns, ontology=ontology, entities=entities)
+        owner = subject if fact.part is None or fact.part not in parts else parts[fact.part][0]
+        out += _fact_triples(doc_id, n, fact, owner, ns=ns, ontology=ontology, entities=entities)
+    return out
+
+
+def _parts(
+    facts: tuple[ExtractedFact, ...],
+    subject: Term,
+    *,
+    model: DocumentModel,
+    ontology: Ontology,
+) -> dict[int, tuple[Term, list[Triple]]]:
+    """One node per part number: typed with its properties' class, linked from the subject
+    by the part relation, labelled with its first text value (a line item's description)."""
+    relation = dict((cls, prop) for prop, cls in model.parts)
+    domains = {p.name: p.domain for p in ontology.properties()}
+    out: dict[int, tuple[Term, list[Triple]]] = {}
+    for fact in facts:
+        if fact.part is None or fact.part in out:
+            continue
+        cls = (domains.get(fact.prop) or "").rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+        if cls not in relation:
+            continue
+        node = iri(f"{subject.value}-part-{fact.part}")
+        label = next(
+            (f.value for f in facts if f.part == fact.part and f.number is None and f.value),
+            f"{cls} {fact.part}",
+        )
+        out[fact.part] = (
+            node,
+            [
+                (node, _T, iri(ontology.namespace + cls)),
+                (node, iri(RDFS_LABEL), literal(label)),
+                (subject, iri(ontology.namespace + relation[cls]), node),
+            ],
+        )
     return out
 
 
@@ -102,10 +144,21 @@ def _entity(
 ) -> tuple[Term, list[Triple]]:
     """One node per distinct object label and class, shared across a document's facts."""
     label = fact.object_label or ""
-    cls = fact.object_class or "Thing"
+    cls = fact.object_class or _range_class(fact.prop, ontology)
     key = f"{cls}|{label.casefold()}"
     if key in entities:
         return entities[key], []
-    node = iri(ontology.mint_iri(f"{cls} {label}", base=DATA))
+    node = iri(ontology.mint_iri(f"{cls or 'entity'} {label}", base=DATA))
     entities[key] = node
-    return node, [(node, _T, iri(ns + cls)), (node, iri(RDFS_LABEL), literal(label))]
+    kind = iri(ns + cls) if cls else iri(_THING)
+    return node, [(node, _T, kind), (node, iri(RDFS_LABEL), literal(label))]
+
+
+def _range_class(prop: str, ontology: Ontology) -> str | None:
+    """The local name of the class a relation points to (its ``rdfs:range``), if known."""
+    try:
+        rng = ontology.property(prop).range
+    except OntologyError:  # an unknown property is reported by validation
+        return None
+    known = {c.iri: c.name for c in ontology.classes()}
+    return known.get(rng or "")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from hybrid_rag.ingest.reading._labels import _Prop
@@ -85,15 +86,4 @@ def _with_chunks(
 
 
 def _replace_chunk(f: ExtractedFact, chunk_id: str | None) -> ExtractedFact:
-    return ExtractedFact(
-        f.prop,
-        f.value,
-        f.quote,
-        f.page,
-        chunk_id,
-        f.number,
-        f.unit,
-        f.status,
-        f.object_label,
-        f.object_class,
-    )
+    return replace(f, chunk_id=chunk_id)
