@@ -10,9 +10,9 @@ from hybrid_rag.ingest.extract import (
     extract_offline,
     parse_quantity,
 )
-from hybrid_rag.packs.sds._reader import _formula_name
 from hybrid_rag.models import Chunk, Page
 from hybrid_rag.ontology import load_ontology
+from hybrid_rag.packs.sds._reader import _formula_name
 from hybrid_rag.protocols import Ontology
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "sds"

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from hybrid_rag.ingest.reading._labels import _Prop
 from hybrid_rag.ingest.reading._state import _State
+from hybrid_rag.ingest.reading._typed import currency_of
 from hybrid_rag.ingest.reading._values import parse_quantity
 from hybrid_rag.types import ExtractedFact
 
@@ -42,12 +43,15 @@ def _carried(prop: _Prop, source: ExtractedFact) -> ExtractedFact | None:
     the matching ones right after it (at most three): "Wear chemical resistant gloves.
     Laminate gloves are recommended." says which gloves, its first sentence does not.
     """
+    if prop.kind == "currency":  # the currency an amount is printed in
+        code = source.unit if source.unit and source.unit.isupper() else currency_of(source.value)
+        return None if code is None else ExtractedFact(prop.name, code, source.quote, source.page)
     clauses = _CLAUSE.split(source.value)
     for i, clause in enumerate(clauses):
         if prop.pattern is not None and not prop.pattern.search(clause):
             continue
         number, unit = parse_quantity(clause, kind=prop.kind, unit=prop.unit)
-        if prop.kind in ("temperature", "number", "range"):
+        if prop.kind in ("temperature", "number", "range", "date"):
             if number is None:
                 continue
         elif prop.pattern is not None:

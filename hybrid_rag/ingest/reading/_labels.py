@@ -25,6 +25,7 @@ class _Prop:
     section: int | None = None
     read_from: tuple[str, ...] = ()
     max_values: int | None = None
+    part: str | None = None  # the class of the repeated part it describes (read in its table)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,7 @@ class _Compiled:
     known: frozenset[str]
     heads: re.Pattern[str]  # first words of the labels of section-bound properties
     last_section: int  # the highest section a property is bound to (0: none)
+    has_parts: bool  # the ontology describes repeated parts (tables of them are read)
 
 
 _CACHE: dict[int, tuple[Ontology, _Compiled]] = {}
@@ -58,13 +60,15 @@ def _compile(ontology: Ontology) -> _Compiled:
 
 def _build(ontology: Ontology) -> _Compiled:
     hints = ontology if isinstance(ontology, OntologyMatching) else None
+    parts = set(hints.document_model().part_classes()) if hints is not None else set()
     trie: dict[str, object] = {}
     props: dict[str, _Prop] = {}
     heads: set[str] = set()
     for p in ontology.properties():
         if p.kind != "datatype":
             continue
-        props[p.name] = _prop(p, hints)
+        dom = _local(p.domain)
+        props[p.name] = _prop(p, hints, part=dom if dom in parts else None)
         for label in p.labels:
             _trie_add(trie, _squash(label), p.name)
             col = _column(props[p.name]) or _id_column(props[p.name])
@@ -74,10 +78,15 @@ def _build(ontology: Ontology) -> _Compiled:
     words = "|".join(sorted(map(re.escape, heads), key=len, reverse=True)) or "(?!)"
     last = max((p.section for p in props.values() if p.section is not None), default=0)
     heads_re = re.compile(rf"(?i)(?<![A-Za-z0-9])(?:{words})\b")
-    return _Compiled(trie, props, known, heads_re, last)
+    has_parts = any(p.part for p in props.values())
+    return _Compiled(trie, props, known, heads_re, last, has_parts)
 
 
-def _prop(p: PropertyDef, hints: OntologyMatching | None) -> _Prop:
+def _local(iri: str | None) -> str:
+    return re.split(r"[#/]", iri or "")[-1]
+
+
+def _prop(p: PropertyDef, hints: OntologyMatching | None, *, part: str | None = None) -> _Prop:
     if hints is None:
         return _Prop(p.name, _guess_kind(p.unit), p.unit, None)
     pat = hints.value_pattern(p.name)
@@ -89,6 +98,7 @@ def _prop(p: PropertyDef, hints: OntologyMatching | None) -> _Prop:
         hints.section(p.name),
         hints.read_from(p.name),
         hints.max_values(p.name),
+        part,
     )
 
 

@@ -75,7 +75,7 @@ def _names(
         prop: [clean(f.object_label or f.value) for f in stated if f.prop == prop]
         for prop in (*model.naming, *model.identifying)
     }
-    first = next((v for prop in model.naming if (v := values[prop])), [])
+    first = values[model.naming[0]] if model.naming else []
     fields = [f for f in first if len(f) > 2 and not _placeholder(f)]
     title = pack.title(pages) if pack is not None else None
     title = clean(title) if title else None
@@ -86,7 +86,9 @@ def _names(
         subject = fields[0]
     else:
         subject, fallback = _stem_name(source_name), True
-    aliases = [
+    stem = _STEM_ID.sub("", Path(source_name).stem) if source_name and fallback else ""
+    aliases = [stem] if stem and " " not in stem and stem.lower() != subject.lower() else []
+    aliases += [
         part.strip(" .")
         for prop in (*model.naming, *model.identifying)
         for value in values[prop]

@@ -14,8 +14,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from hybrid_rag.ingest.reading._inline import cut_at_label, read_inline
 from hybrid_rag.ingest.reading._labels import _match_labels, _squash
-from hybrid_rag.ingest.reading._state import _State
+from hybrid_rag.ingest.reading._parts import part_header, part_row
+from hybrid_rag.ingest.reading._state import _fitting, _State
 from hybrid_rag.ingest.reading._tables import _PAGE_LINE, _id_cells, _table_header, _table_row
 from hybrid_rag.ingest.reading._values import _MAX_PROCEDURE, _MAX_VALUE, _SEP, _make_fact
 
@@ -75,9 +77,14 @@ def _scan_page(state: _State, page: Page) -> None:
         if not line.strip():
             continue
         _track_section(state, line)
+        if _part_table(state, page, line, s):
+            continue
         hit = _line_label(state, line)
         if hit is None:
+            before = len(state.facts)
             _structured(state, page, line, s)
+            if len(state.facts) == before and not state.columns:
+                read_inline(state, page, line, s)
             continue
         off, le, name = hit
         if state.comp.props[name].kind == "procedure":
@@ -92,6 +99,25 @@ def _scan_page(state: _State, page: Page) -> None:
             _structured(state, page, line, s)
 
 
+def _part_table(state: _State, page: Page, line: str, start: int) -> bool:
+    """A part table's header or row (see ``_parts``); whether the line was one."""
+    if state.part_columns:
+        if part_row(state, page, line, start):
+            state.part_misses = 0
+            return True
+        state.part_misses += 1
+        if state.part_misses > _MAX_PART_MISSES or _line_label(state, line) is not None:
+            state.part_columns, state.part_misses = [], 0
+        return False
+    if state.comp.has_parts and (cols := part_header(state, line)):
+        state.part_columns = cols
+        return True
+    return False
+
+
+_MAX_PART_MISSES = 8
+
+
 def _line_label(state: _State, line: str) -> tuple[int, int, str] | None:
     """(label start, label end, property) of a line starting with a label.
 
@@ -101,33 +127,21 @@ def _line_label(state: _State, line: str) -> tuple[int, int, str] | None:
     lead = _LEAD.match(line)
     off = lead.end() if lead else 0
     for names, end in _match_labels(state.comp.trie, line[off : off + 90]):
-        name = _fitting(state, names, line[off:])
-        if name is not None:
+        kept = tuple(n for n in names if not state.comp.props[n].part)
+        name = _fitting(state, kept, line[off:]) if kept else None
+        if name is not None and not _prose(line, off, off + end):
             return off, off + end, name
     return None
 
 
-def _fitting(state: _State, names: tuple[str, ...], line: str = "") -> str | None:
-    """The property among ``names`` that fits the current section: own section first,
-    then one bound to no section, then one of the previous section (PDF text order
-    sometimes prints a section's items after the following section's heading). A later
-    section's item only where the pack reader says so (``reads_ahead``: it is kept after
-    that section's own text)."""
-    free: str | None = None
-    near: str | None = None
-    for name in names:
-        section = state.comp.props[name].section
-        if section is not None and section == state.section:
-            return name
-        pack = state.pack
-        later = section is not None and section > state.section
-        if later and pack is not None and pack.reads_ahead(state, section or 0, line):
-            return name
-        if section is None and free is None:
-            free = name
-        if section is not None and section == state.section - 1 and near is None:
-            near = name
-    return free or near
+_PROSE_RUN = re.compile(r" [a-z]{2,}")
+
+
+def _prose(line: str, start: int, end: int) -> bool:
+    """A wrapped line of running text that happens to start with a label's words
+    ("period may differ from ...", "date that they occur."): it starts in lower case
+    and the label is followed by another lower-case word."""
+    return line[start : start + 1].islower() and _PROSE_RUN.match(line, end) is not None
 
 
 def _label_block(state: _State, text: str, spans: list[tuple[int, int]], idx: int) -> list[str]:
@@ -181,23 +195,31 @@ def _label_fact(
     rest = text[sep_end:line_end]
     if _numbered(text, spans[idx][0], qs) and ":" not in text[le:sep_end] and _squash(rest):
         return False  # a numbered subsection title, not "label: value"
-    value = text[sep_end:line_end].strip()
-    end = line_end
+    line_start = spans[idx][0]
+    cut = line_start + cut_at_label(state, text[line_start:line_end], sep_end - line_start)
+    value = text[sep_end:cut].strip()
+    end = cut
     prop = state.comp.props[name]
     qualified = bool(_QUALIFIER.fullmatch(value))  # "CERCLA ... List (40 CFR 302.4)"
-    if qualified:
+    if qualified or _LABEL_ONLY.fullmatch(value):  # "Bill to Address:": a longer label
         value = ""
     if not _squash(value):
         idx += 1
         while idx < len(spans) and _PAGE_LINE.search(text[spans[idx][0] : spans[idx][1]]):
             idx += 1  # a running page header between a label and its value
         if idx >= len(spans):  # the label ends the page: its value starts the next one
-            state.pending = name
+            if prop.kind not in _TYPED_KINDS:  # a number or date is printed beside its label
+                state.pending = name
             return True
-        if not _next_value(state, text, spans[idx], qualified):
+        if _QUALIFIER.fullmatch(text[spans[idx][0] : spans[idx][1]].strip()):
+            idx += 1  # "(Not to be used for payment remittance)" above the value
+            if idx >= len(spans):
+                return False
+        heading = _LABEL_ONLY.fullmatch(text[sep_end:cut].strip()) is not None
+        if not _next_value(state, text, spans[idx], qualified or heading, prop):
             return False
         value, end = text[spans[idx][0] : spans[idx][1]].strip(), spans[idx][1]
-    if prop.kind == "text":
+    if prop.kind == "text" and end == spans[idx][1]:
         value, end = _continue(state, text, spans, idx, value, end)
     fact = _make_fact(prop, value, text[qs:end].rstrip(), page.number)
     if fact is None:
@@ -205,19 +227,34 @@ def _label_fact(
     state.add(fact)
     if state.pack is not None:
         state.pack.derived(state, fact)
+    if end < spans[idx][1]:  # another label further on the line
+        read_inline(
+            state, page, text[spans[idx][0] : spans[idx][1]], spans[idx][0], at=end - spans[idx][0]
+        )
     return True
+
+
+_TYPED_KINDS = frozenset(["number", "date", "currency"])
+_LABEL_ONLY = re.compile(r"[A-Z][\w'/&.-]*(?: [\w'/&.-]+){0,3}\s?:")
+_VALUE_START = re.compile(r"\s*(?:[-−+<>≤≥~]\s?)?(?:\d|[$€£¥₹]|Rs\b|[A-Z]{3}\s?\d)")
 
 
 def _numbered(text: str, line_start: int, qs: int) -> bool:
     return bool(re.search(r"\d", text[line_start:qs]))
 
 
-def _next_value(state: _State, text: str, span: tuple[int, int], qualified: bool) -> bool:
+def _next_value(
+    state: _State, text: str, span: tuple[int, int], qualified: bool, prop: _Prop | None = None
+) -> bool:
     """Whether the line after a label-only line is its value. After a heading with a
-    qualifier in parentheses the value line may itself hold a colon ("RQ: 5000 lb")."""
+    qualifier in parentheses the value line may itself hold a colon ("RQ: 5000 lb"). A
+    number, amount or date starts with one (not a sentence that mentions one)."""
+    line = text[span[0] : span[1]]
+    typed = prop is not None and prop.kind in ("number", "date", "currency") and not prop.unit
+    if typed and not _VALUE_START.match(line) and len(line.strip()) > 40:
+        return False
     if not qualified:
         return _plain_line(state, text, *span)
-    line = text[span[0] : span[1]]
     return bool(line.strip()) and not _ends_procedure(state, line)
 
 

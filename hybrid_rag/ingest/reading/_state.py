@@ -26,6 +26,9 @@ class _State:
     ids: list[str] = field(default_factory=list)  # identifiers a table header names
     later: list[ExtractedFact] = field(default_factory=list)  # kept after the others
     ahead: bool = False  # reading a later section's item (a response statement)
+    part_columns: list[str | None] = field(default_factory=list)  # a part table's header
+    part_misses: int = 0  # lines since the last row of the part table
+    parts: int = 0  # parts (table rows) read so far
 
     def knows(self, prop: str) -> bool:
         """Whether the ontology defines ``prop`` (the ``Reading`` seam)."""
@@ -40,7 +43,7 @@ class _State:
 
     def add(self, fact: ExtractedFact) -> None:
         """Keep ``fact`` unless the same value of its property is kept already."""
-        values = self.seen.setdefault(fact.prop, [])
+        values = self.seen.setdefault(f"{fact.prop}#{fact.part}", [])
         key = _squash(fact.object_label or fact.value)
         if key not in values:
             values.append(key)
@@ -53,15 +56,16 @@ class _State:
             self.add(fact)
         self.later = []
         stated = {f.prop for f in self.facts if f.status == "stated"}
-        counts: dict[str, int] = {}
+        counts: dict[tuple[str, int | None], int] = {}
         out: list[ExtractedFact] = []
         for f in _latest_entries(self.facts, self.comp.props):
             if f.status == "unavailable" and f.prop in stated:
                 continue
             cap = _cap(f, self.comp.props.get(f.prop))
-            if counts.get(f.prop, 0) >= cap:
+            key = (f.prop, f.part)  # each part (a line item) has its own values
+            if counts.get(key, 0) >= cap:
                 continue
-            counts[f.prop] = counts.get(f.prop, 0) + 1
+            counts[key] = counts.get(key, 0) + 1
             out.append(f)
         return out
 
@@ -102,3 +106,26 @@ def _cap(fact: ExtractedFact, prop: _Prop | None) -> int:
     if fact.object_label is not None:
         return 24
     return 2 if prop is not None and prop.kind == "procedure" else 1
+
+
+def _fitting(state: _State, names: tuple[str, ...], line: str = "") -> str | None:
+    """The property among ``names`` that fits the current section: own section first,
+    then one bound to no section, then one of the previous section (PDF text order
+    sometimes prints a section's items after the following section's heading). A later
+    section's item only where the pack reader says so (``reads_ahead``: it is kept after
+    that section's own text)."""
+    free: str | None = None
+    near: str | None = None
+    for name in names:
+        section = state.comp.props[name].section
+        if section is not None and section == state.section:
+            return name
+        pack = state.pack
+        later = section is not None and section > state.section
+        if later and pack is not None and pack.reads_ahead(state, section or 0, line):
+            return name
+        if section is None and free is None:
+            free = name
+        if section is not None and section == state.section - 1 and near is None:
+            near = name
+    return free or near

@@ -12,6 +12,13 @@ from __future__ import annotations
 import re
 
 from hybrid_rag.ingest.reading._labels import _Prop, _squash
+from hybrid_rag.ingest.reading._typed import (
+    DATE_UNIT,
+    currency_of,
+    parse_amount,
+    parse_date,
+    to_number,
+)
 from hybrid_rag.types import ExtractedFact
 
 _UNAVAILABLE = (
@@ -33,7 +40,7 @@ _UNAVAILABLE = (
 )
 
 
-_SEP = re.compile(r"(?:\s|:|#|=|\)|\(%\)|\.(?!\d)|-(?=\s)|–|;)*")
+_SEP = re.compile(r"(?:\s|:|#|=|\)|\(%\)|\.(?!\d)|-(?=\s)|–|;|°(?=\s?\d)|º(?=\s?\d)|№)*")
 
 
 _NUM = r"[-−]?\d+(?:[.,]\d+)?"
@@ -65,16 +72,21 @@ def parse_quantity(value: str, *, kind: str, unit: str | None) -> tuple[float | 
     """Parse a typed quantity from a value text.
 
     Temperatures are returned in °C (a °F-only value is converted); for ranges
-    (``"2 - 8 °C"``, ``"11-13"``) the lower bound is returned.
+    (``"2 - 8 °C"``, ``"11-13"``) the lower bound is returned. A number with no unit of
+    its property's but printed with a currency is an amount in that currency (its ISO
+    code is the unit); a date is days since 1970-01-01 with the unit ``"date"``.
 
     Args:
         value: the verbatim value.
-        kind: ``temperature``, ``number``, ``range`` or other (not parsed).
+        kind: ``temperature``, ``number``, ``range``, ``date`` or other (not parsed).
         unit: the property's canonical unit.
 
     Returns:
         ``(number, unit)`` or ``(None, None)``.
     """
+    if kind == "date":
+        found = parse_date(value)
+        return (float(found[0]), DATE_UNIT) if found else (None, None)
     if kind == "temperature":
         return _parse_temperature(value)
     if kind == "range":
@@ -111,6 +123,12 @@ _CONVERSIONS: dict[str, dict[str, float]] = {
 
 
 def _parse_number(value: str, unit: str | None) -> tuple[float | None, str | None]:
+    if not unit:
+        if (amount := parse_amount(value)) is not None:
+            return amount
+        if _ROW.fullmatch(value):  # a totals row ("1 278.61 40.39 319.00"): its last cell
+            return to_number(value.split()[-1]), None
+        value = _RATE.sub(" ", value)  # "21%" is a rate, not the amount beside it
     if unit:
         esc = re.escape(unit).replace(r"\ ", r"\s*")
         # a range before the unit ("3500 - 4700 mg/kg") keeps its lower bound
@@ -150,23 +168,46 @@ _MAX_PROCEDURE = 1200
 def _make_fact(prop: _Prop, value: str, quote: str, page: int) -> ExtractedFact | None:
     value = value[: _MAX_PROCEDURE if prop.kind == "procedure" else _MAX_VALUE].strip()
     if prop.kind == "identifier":
-        value = _unglued(prop, value)
+        value = _unglued(prop, value) if prop.pattern is not None else _first_code(value)
     if not _squash(value):
         return None
     if is_unavailable(value) and not (prop.pattern and prop.pattern.search(value)):
         return ExtractedFact(prop.name, value, quote, page, status="unavailable")
     if prop.pattern is not None and not prop.pattern.search(value):
         return None
-    if prop.kind in ("temperature", "number", "range") and not re.search(r"\d", value):
+    if prop.kind in ("temperature", "number", "range", "date") and not re.search(r"\d", value):
         return None
+    if prop.kind == "date":  # the date as printed, without the words around it
+        found = parse_date(value)
+        if found is None:
+            return None
+        return ExtractedFact(prop.name, found[1], quote, page, number=found[0], unit=DATE_UNIT)
+    if prop.kind == "currency":
+        code = currency_of(value)
+        return None if code is None else ExtractedFact(prop.name, code, quote, page)
     number, unit = parse_quantity(value, kind=prop.kind, unit=prop.unit)
     return ExtractedFact(prop.name, value, quote, page, number=number, unit=unit)
 
 
 def _unglued(prop: _Prop, value: str) -> str:
     """An identifier whose text ran into the next words without a space
-    ("800-535-5053Lab Alley LLC", two text columns merged): the identifier alone."""
+    ("800-535-5053Lab Alley LLC", two text columns merged), or one word followed by
+    others ("562044387 du 02 Juillet 2015"): the identifier alone."""
     m = prop.pattern.search(value) if prop.pattern is not None else None
     if m is None or m.end() >= len(value) or not m.group(0)[-1:].isdigit():
         return value
-    return value[: m.end()] if value[m.end()].isalpha() else value
+    if value[m.end()].isalpha():
+        return value[: m.end()]
+    one_word = m.start() == 0 and not re.search(r"\s", m.group(0))
+    return m.group(0) if one_word and re.match(r"\s+\w{2,}", value[m.end() :]) else value
+
+
+_ROW = re.compile(r"[-−]?\d[\d.,]*(?:\s+[-−]?\d[\d.,]*){2,}")
+_RATE = re.compile(r"[-−]?\d+(?:[.,]\d+)?\s?%")
+
+
+def _first_code(value: str) -> str:
+    """An identifier without a pattern: the first word with a digit in it ("562044387 du
+    02 Juillet 2015" -> "562044387"), else the value."""
+    m = re.search(r"[#\w][\w/.-]*\d[\w/-]*", value)
+    return m.group(0).rstrip(".") if m else value

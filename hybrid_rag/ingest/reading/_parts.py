@@ -1,0 +1,94 @@
+"""Tables of repeated parts: a header naming a part's properties, one part per row.
+
+An invoice's line items sit under a header such as "Artikel Aantal Prijs per stuk BTW
+Prijs incl. BTW": two or more labels of one part class's properties (a column whose
+label belongs to no part property is kept as a column that takes its cell and keeps
+nothing). Each row below is read from its right end: one cell per value column (an
+amount with its currency, a percentage, a number), right to left; what is left at the
+row's start is the text column (the item's description). A row is one part: its facts
+share a part number. Lines that are no row (a serial number under an item) are
+skipped; a line starting with a label of the subject's own properties ("Total"), or a
+few lines without a row, end the table.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from hybrid_rag.ingest.reading._labels import _match_labels, _squash
+from hybrid_rag.ingest.reading._state import _State
+from hybrid_rag.ingest.reading._typed import CURRENCY, to_number
+from hybrid_rag.ingest.reading._values import _make_fact
+from hybrid_rag.ingest.reading.pack import quote_of
+
+if TYPE_CHECKING:
+    from hybrid_rag.models import Page
+
+
+_CELL = re.compile(
+    rf"(?:(?<![A-Za-z])(?:{CURRENCY})\s?)?[-−]?\d[\d.,']*(?:\s?%|\s?(?:{CURRENCY})(?![A-Za-z]))?\s*$"
+)
+_TEXTUAL = ("text", "identifier")
+
+
+def part_header(state: _State, line: str) -> list[str | None]:
+    """The columns of a part table's header row, or ``[]`` when ``line`` is none: each
+    column a part property, or ``None`` for a label of another property."""
+    cols: list[str | None] = []
+    covered = 0
+    i = 0
+    classes: dict[str, int] = {}
+    while i < len(line):
+        if not line[i].isalnum() or (i > 0 and line[i - 1].isalnum()):
+            i += 1
+            continue
+        hits = _match_labels(state.comp.trie, line[i : i + 60])
+        if not hits:
+            i += 1
+            continue
+        names, end = hits[0]
+        part = next((n for n in names if state.comp.props[n].part), None)
+        cols.append(part)
+        if part is not None:
+            cls = state.comp.props[part].part or ""
+            classes[cls] = classes.get(cls, 0) + 1
+        covered += len(_squash(line[i : i + end]))
+        i += end
+    best = max(classes.values(), default=0)
+    if best < 2 or covered < 0.75 * len(_squash(line)):
+        return []
+    return cols
+
+
+def part_row(state: _State, page: Page, line: str, start: int) -> bool:
+    """Read ``line`` as a row of the part table in force; whether it was one."""
+    cols = state.part_columns
+    first_value = next((k for k, c in enumerate(cols) if not _text_column(state, c)), len(cols))
+    values = cols[first_value:]
+    cells: list[str] = []
+    rest = line.rstrip()
+    while len(cells) < len(values) and (m := _CELL.search(rest)):
+        cell = m.group(0).strip()
+        if to_number(re.sub(r"[^\d.,'−-]", "", cell)) is None:
+            break
+        cells.insert(0, cell)
+        rest = rest[: m.start()].rstrip()
+    text = rest.strip()
+    if len(cells) != len(values) or not re.search(r"[^\W\d_]{2}", text):
+        return False
+    state.parts += 1
+    quote = quote_of(page, line, start)
+    named = [c for c in cols[:first_value] if c is not None]
+    kept = [(named[0], text)] if named else []
+    kept += [(c, v) for c, v in zip(values, cells, strict=True) if c is not None]
+    for name, value in kept:
+        fact = _make_fact(state.comp.props[name], value, quote, page.number)
+        if fact is not None:
+            state.add(replace(fact, part=state.parts))
+    return True
+
+
+def _text_column(state: _State, col: str | None) -> bool:
+    return col is not None and state.comp.props[col].kind in _TEXTUAL
