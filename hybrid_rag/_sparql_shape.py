@@ -3,8 +3,8 @@
 A cartesian product is a group whose patterns fall into two or more parts that share
 no variable, where at least two of those parts are *unanchored* (no constant subject,
 and no constant object other than a class after ``rdf:type``): such a query costs the
-product of two unbounded result sets. Parts anchored on a constant (``<acetone>
-:flashPoint ?f``) are small, so comparing two named things stays allowed.
+product of two unbounded result sets. Parts anchored on a constant (``<order-4711>
+:total ?t``) are small, so comparing two named things stays allowed.
 
 Pure functions over rdflib's algebra (``CompValue`` trees); no I/O, no rdflib import
 at module level.

@@ -1,18 +1,21 @@
 """The graph layout every store holds and every query reads (internal, shared constants).
 
-A document's named graph holds, for its product::
+A document's named graph holds its subject (typed with the ontology's subject class),
+the subject's parts, and one ``hr:Fact`` node per value, e.g. under an ontology ``ex:``::
 
-    <product> a msds:Product ; rdfs:label "Acetone, HPLC Grade" ; skos:altLabel "Acetone" ;
-              msds:flashPoint "-20 °C / -4 °F (Closed cup)" .          # direct triple
-    <fact>    a hr:Fact ; hr:subject <product> ; hr:property msds:flashPoint ;
-              hr:value "-20 °C / -4 °F (Closed cup)" ; hr:status "stated" ;
-              hr:number -20.0 ; hr:unit "°C" ;                        # quantities only
+    <subject> a ex:Order ; rdfs:label "Order 4711" ; skos:altLabel "4711" ;
+              ex:total "€ 1.250,00" .                                  # direct triple
+    <fact>    a hr:Fact ; hr:subject <subject> ; hr:property ex:total ;
+              hr:value "€ 1.250,00" ; hr:status "stated" ;
+              hr:number 1250.0 ; hr:unit "EUR" ;                       # typed values only
               hr:object <entity> ;                                    # object properties only
-              hr:doc "acetone" ; hr:page 4 ; hr:chunk "acetone#p4c2" ;
-              hr:quote "Flash Point -20 °C / -4 °F (Closed cup)" .
+              hr:doc "order-4711" ; hr:page 1 ; hr:chunk "order-4711#p1c0" ;
+              hr:quote "Total € 1.250,00" .
+    <subject-part-1> a ex:OrderLine ; rdfs:label "Widget" .            # a repeated part
+    <subject> ex:line <subject-part-1> .
 
 The direct triples make the graph usable with plain SPARQL; the ``hr:Fact`` node carries
-provenance and the typed quantity so templates can compare values across documents.
+provenance and the typed value so templates can compare values across documents.
 """
 
 from __future__ import annotations

@@ -218,7 +218,7 @@ class TurtleOntology:
         return list(self._props)
 
     def property(self, name: str) -> PropertyDef:
-        """A property by local name, prefixed name (``msds:flashPoint``) or IRI.
+        """A property by local name, prefixed name (``ex:shipDate``) or IRI.
 
         Raises:
             OntologyError: unknown property.
@@ -336,9 +336,9 @@ class TurtleOntology:
         accents, punctuation and spacing (``auto-ignition`` = ``autoignition``,
         ``UN-no`` = ``UN no``) and inflection (``boils`` / ``boiling`` = ``boil``).
         Longer matches win where matches overlap; of equally long ones, the property the
-        text names more often. Properties that share a displayed label (the relation
-        ``hasHazardStatement`` and the text ``hazardStatement``) both match it. Scores lie
-        in (0, 1); longer labels score higher.
+        text names more often. Properties that share a displayed label (a relation and a
+        text property both labelled "hazard statements") both match it. Scores lie in
+        (0, 1); longer labels score higher.
 
         Returns:
             ``(property, score)`` pairs, best first, each property once.
@@ -466,7 +466,7 @@ _NUMERIC = frozenset(
 _DATES = frozenset(_XSD + t for t in ("date", "dateTime", "dateTimeStamp", "gYearMonth", "gYear"))
 _ID_WORDS = frozenset(["number", "no", "nr", "num", "id", "code", "reference", "ref", "key"])
 """Last words of a local name that, by naming convention, make an identifier
-(``invoiceNumber``, ``orderId``): the default when the ontology marks no identifier."""
+(``serialNumber``, ``accountId``): the default when the ontology marks no identifier."""
 
 
 def _ann(graph: Any, subj: str, key: str, own_ns: str) -> list[str]:

@@ -682,7 +682,7 @@ class HybridRAG(Closing):
         ``errors`` entry (``chain="synthesis"``, ``kind="ungrounded"``) says so.
 
         Example:
-            >>> async for part in rag.astream("What is the pH of X?"):   # doctest: +SKIP
+            >>> async for part in rag.astream("What is the total of X?"):  # doctest: +SKIP
             ...     print(part.delta if isinstance(part, StreamDelta) else part.citations)
         """
         from hybrid_rag.ask.supervisor import Supervisor
@@ -705,7 +705,7 @@ class HybridRAG(Closing):
         """Sync twin of ``astream``: ``StreamDelta`` pieces, then the ``Answer``.
 
         Example:
-            >>> for part in rag.stream("What is the pH of X?"):          # doctest: +SKIP
+            >>> for part in rag.stream("What is the total of X?"):         # doctest: +SKIP
             ...     print(part.delta if isinstance(part, StreamDelta) else "")
         """
 

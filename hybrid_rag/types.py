@@ -234,7 +234,7 @@ class ExtractedFact:
     """One value a document states, with the verbatim quote it was read from.
 
     Attributes:
-        prop: ontology property local name, e.g. ``"totalAmount"``.
+        prop: ontology property local name, e.g. ``"grossAmount"``.
         value: the verbatim value text, e.g. ``"€ 717,97"``.
         quote: exact substring of the page text (label and value).
         page: 1-based page number.

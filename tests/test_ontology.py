@@ -30,7 +30,7 @@ def test_bundled_ontology_loads_and_satisfies_protocol(onto: TurtleOntology) -> 
     for required in (
         "causes",
         "affects",
-        "requires",
+        "requiresMeasure",
         "hasHazard",
         "hasEffect",
         "hasPrecaution",

@@ -198,7 +198,7 @@ def _direction(
 
 
 def _lower_when_more(props: Sequence[PropertyDef], ontology: Ontology) -> set[str]:
-    """Tokens of the adjectives the asked properties grow less of ("acidic" for the pH)."""
+    """Tokens of the adjectives the asked properties grow less of (``lower_when_more``)."""
     if not isinstance(ontology, OntologyMatching):
         return set()
     return {t for p in props for w in ontology.lower_when_more(p.name) for t in tokens(w)}

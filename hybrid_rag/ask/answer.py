@@ -654,7 +654,7 @@ def _window(p: Passage, idx: int, limit: int) -> str:
 
 
 def _in_sentence(label: str) -> str:
-    """A label inside a sentence: "Flash point" -> "flash point", "pH" and "UN number" kept."""
+    """A label inside a sentence: "Due date" -> "due date"; "VAT rate" and "xTend" kept."""
     return label[0].lower() + label[1:] if label[1:2].islower() else label
 
 

@@ -115,5 +115,5 @@ def _canonical(f: Fact) -> object:
 
 
 def _lower(label: str) -> str:
-    """ "Flash point" -> "flash point"; "pH" and "UN number" keep their case."""
+    """ "Due date" -> "due date"; "VAT rate" and "xTend" keep their case."""
     return label[0].lower() + label[1:] if label[1:2].islower() else label

@@ -5,8 +5,8 @@ goes through ``LLMGraphTransformer`` (allowed relationships: the ontology's prop
 names; a ``quote`` relationship property is requested when the model uses tools), and
 its relationships become the same evidence-carrying facts ``LLMExtractor`` makes:
 
-* the relationship type is mapped to an ontology property (``flashPoint``,
-  ``FLASH_POINT``, ``HAS_FLASH_POINT`` and the property's labels all match); other types
+* the relationship type is mapped to an ontology property (``shipDate``, ``SHIP_DATE``,
+  ``HAS_SHIP_DATE`` and the property's labels all match); other types
   are dropped and counted;
 * the target node is the value (datatype property) or the related entity (object
   property; its type is kept as the class when the ontology has it);
@@ -63,10 +63,8 @@ def _squash(text: str) -> str:
 def property_for(relation: str, ontology: Ontology) -> str | None:
     """The ontology property a relationship type names, or ``None``.
 
-    Example:
-        >>> from hybrid_rag.ontology import load_ontology
-        >>> property_for("HAS_FLASH_POINT", load_ontology("msds"))
-        'flashPoint'
+    A relationship ``HAS_SHIP_DATE`` names a property ``shipDate`` (its local name or
+    any of its labels, compared without case, spaces, underscores or a ``has`` prefix).
     """
     key = _squash(relation)
     names: dict[str, str] = {}
