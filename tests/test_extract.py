@@ -212,7 +212,7 @@ def test_fallback_name_from_source(onto: Ontology) -> None:
         source_name="laballey/sodium-chloride-10-solution-6732361021b8a.pdf",
     )
     assert ex.subject == "Sodium Chloride 10 Solution"
-    assert any("no product name" in w for w in ex.warnings)
+    assert any("no name found" in w for w in ex.warnings)
     assert extract_offline([], ontology=onto).subject == "Untitled document"
 
 

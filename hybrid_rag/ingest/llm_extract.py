@@ -37,6 +37,7 @@ from hybrid_rag._checks import check_int
 from hybrid_rag.errors import LLMError, OntologyError
 from hybrid_rag.ingest.extract import ExtractedFact, Extraction, parse_quantity
 from hybrid_rag.ingest.extractor import OfflineExtractor
+from hybrid_rag.ingest.reading import NO_NAME
 from hybrid_rag.models import ChatMessage, Chunk, PreparedDocument
 from hybrid_rag.protocols import LLMProvider, Ontology
 
@@ -228,11 +229,11 @@ class ChunkwiseExtractor:
             seen.add(_key(f))
             facts.append(f)
         subject = base.subject
-        fell_back = any(w.startswith("no product name found") for w in base.warnings)
+        fell_back = any(w.startswith(NO_NAME) for w in base.warnings)
         if fell_back and names:
             subject = names[0].strip()
         aliases = _merged_names(subject, (*base.aliases, *names))
-        warnings = tuple(w for w in base.warnings if not (fell_back and names and "product" in w))
+        warnings = tuple(w for w in base.warnings if not (fell_back and names and NO_NAME in w))
         if not facts and "no facts found" not in warnings:
             warnings = (*warnings, "no facts found")
         elif facts:

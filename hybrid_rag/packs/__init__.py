@@ -52,5 +52,5 @@ def reader_for(ontology: Ontology) -> PackReader | None:
     if ontology.namespace == _SDS_NAMESPACE:
         from hybrid_rag.packs.sds import SdsReader
 
-        return SdsReader()
+        return SdsReader(ontology)
     return None

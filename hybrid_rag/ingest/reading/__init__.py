@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from hybrid_rag.types import Ontology
 
 __all__ = [
+    "NO_NAME",
     "BasePackReader",
     "PackReader",
     "Reading",
@@ -44,6 +45,10 @@ __all__ = [
     "parse_quantity",
     "quote_of",
 ]
+
+
+NO_NAME = "no name found for the document's subject"
+"""How the warning starts when the subject's name came from the file name."""
 
 
 def extract_offline(
@@ -81,7 +86,7 @@ def extract_offline(
     subject, aliases, fallback = _names(pages, found, source_name, model or DocumentModel(), reader)
     warnings: list[str] = []
     if fallback:
-        warnings.append(f"no name found for the document's subject; using {subject!r}")
+        warnings.append(f"{NO_NAME}; using {subject!r}")
     if not found:
         warnings.append("no facts found")
     facts = _with_chunks(found, pages, chunks)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hybrid_rag.ingest.reading._values import is_unavailable
+from hybrid_rag.ingest.reading._values import first_code, is_unavailable
 from hybrid_rag.types import DocumentModel, ExtractedFact
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def _names(
     stated = [f for f in facts if f.status == "stated"]
     values = {
         prop: [clean(f.object_label or f.value) for f in stated if f.prop == prop]
-        for prop in (*model.naming, *model.identifying)
+        for prop in model.naming
     }
     first = values[model.naming[0]] if model.naming else []
     fields = [f for f in first if len(f) > 2 and not _placeholder(f)]
@@ -90,10 +90,11 @@ def _names(
     aliases = [stem] if stem and " " not in stem and stem.lower() != subject.lower() else []
     aliases += [
         part.strip(" .")
-        for prop in (*model.naming, *model.identifying)
-        for value in values[prop]
-        for part in (re.split(r"[;|]", value) if prop in model.naming else [value])
+        for prop in model.naming
+        for v in values[prop]
+        for part in re.split(r"[;|]", v)
     ]
+    aliases += [first_code(f.value) for p in model.identifying for f in stated if f.prop == p]
     if pack is not None:
         aliases += pack.aliases(facts)
     out: list[str] = []

@@ -168,7 +168,7 @@ _MAX_PROCEDURE = 1200
 def _make_fact(prop: _Prop, value: str, quote: str, page: int) -> ExtractedFact | None:
     value = value[: _MAX_PROCEDURE if prop.kind == "procedure" else _MAX_VALUE].strip()
     if prop.kind == "identifier":
-        value = _unglued(prop, value) if prop.pattern is not None else _first_code(value)
+        value = _unglued(prop, value)
     if not _squash(value):
         return None
     if is_unavailable(value) and not (prop.pattern and prop.pattern.search(value)):
@@ -191,23 +191,19 @@ def _make_fact(prop: _Prop, value: str, quote: str, page: int) -> ExtractedFact 
 
 def _unglued(prop: _Prop, value: str) -> str:
     """An identifier whose text ran into the next words without a space
-    ("800-535-5053Lab Alley LLC", two text columns merged), or one word followed by
-    others ("562044387 du 02 Juillet 2015"): the identifier alone."""
+    ("800-535-5053Lab Alley LLC", two text columns merged): the identifier alone."""
     m = prop.pattern.search(value) if prop.pattern is not None else None
     if m is None or m.end() >= len(value) or not m.group(0)[-1:].isdigit():
         return value
-    if value[m.end()].isalpha():
-        return value[: m.end()]
-    one_word = m.start() == 0 and not re.search(r"\s", m.group(0))
-    return m.group(0) if one_word and re.match(r"\s+\w{2,}", value[m.end() :]) else value
+    return value[: m.end()] if value[m.end()].isalpha() else value
 
 
 _ROW = re.compile(r"[-−]?\d[\d.,]*(?:\s+[-−]?\d[\d.,]*){2,}")
 _RATE = re.compile(r"[-−]?\d+(?:[.,]\d+)?\s?%")
 
 
-def _first_code(value: str) -> str:
-    """An identifier without a pattern: the first word with a digit in it ("562044387 du
-    02 Juillet 2015" -> "562044387"), else the value."""
+def first_code(value: str) -> str:
+    """The identifier in an identifying value: its first word with a digit in it
+    ("562044387 du 02 Juillet 2015" -> "562044387"), else the value."""
     m = re.search(r"[#\w][\w/.-]*\d[\w/-]*", value)
-    return m.group(0).rstrip(".") if m else value
+    return m.group(0).rstrip(".").lstrip("#") if m else value

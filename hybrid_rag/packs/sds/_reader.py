@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from hybrid_rag.ingest.reading.pack import BasePackReader, Reading, quote_of
@@ -22,6 +21,7 @@ from hybrid_rag.types import ExtractedFact
 
 if TYPE_CHECKING:
     from hybrid_rag.models import Page
+    from hybrid_rag.types import Ontology
 
 
 __all__ = ["SdsReader"]
@@ -267,20 +267,15 @@ _IDENTITY = ("productName", "supplierName", "productCode", "synonym", "recommend
 layout ("Product Name iluma Glass & Mirror Cleaner Company")."""
 
 
-@lru_cache(maxsize=1)
-def _identity_labels() -> tuple[str, ...]:
-    """Every label of the ``_IDENTITY`` items in the pack's ontology, longest first."""
-    from hybrid_rag.ontology import load_ontology
-
-    known = {p.name: p for p in load_ontology("msds").properties()}
-    labels = {lab for name in _IDENTITY if name in known for lab in known[name].labels}
-    return tuple(sorted(labels, key=len, reverse=True))
-
-
 class SdsReader(BasePackReader):
     """The SDS pack's reader (see the module docstring)."""
 
     name = "sds"
+
+    def __init__(self, ontology: Ontology | None = None) -> None:
+        known = {p.name: p for p in ontology.properties()} if ontology is not None else {}
+        labels = {lab for n in _IDENTITY if n in known for lab in known[n].labels}
+        self._labels = tuple(sorted(labels, key=len, reverse=True))
 
     def read_line(self, reading: Reading, page: Page, line: str, start: int) -> None:
         """Hazard classes and codes (section 2, or the first pages before any heading),
@@ -331,4 +326,4 @@ class SdsReader(BasePackReader):
 
     def clean_name(self, value: str) -> str:
         """A name without the column label beside it ("Product Name ...", "... Company")."""
-        return _trimmed(value, _identity_labels())
+        return _trimmed(value, self._labels)
