@@ -6,7 +6,8 @@ sometimes prints a right-aligned value before its label ("993548900Factuurnummer
 "WS Retail Services Pvt. Ltd., Sold By :"). A label counts inside a line where a word
 starts (after a space or punctuation, glued to a number, or at a capital that starts a
 word glued to capitals: "TTCDate"). Its value is the text up to the next label; a label
-that ends the line (with or without a colon) takes the text before it. A value inside a
+that ends the line takes the text before it when that text is glued to it or ends with
+a comma before a label with a colon ("..., Sold By :"). A value inside a
 line is taken when its label is followed by a colon, glued to the value before it, or
 when the value has the property's type (a number, an amount, a date); a plain text value
 needs the colon.
@@ -72,6 +73,8 @@ def read_inline(state: _State, page: Page, line: str, line_start: int, *, at: in
     spans = label_spans(state, line, start=at)
     kept = False
     for k, (ls, le, name) in enumerate(spans):
+        if state.comp.props[name].kind == "procedure":
+            continue  # a procedure runs over lines: only read where a line starts with it
         nxt = spans[k + 1][0] if k + 1 < len(spans) else len(line)
         prev_end = spans[k - 1][1] if k > 0 else at
         sep = _SEP.match(line, le, nxt)
@@ -80,7 +83,8 @@ def read_inline(state: _State, page: Page, line: str, line_start: int, *, at: in
         value = line[vs:nxt].strip()
         if not _squash(value) and k == len(spans) - 1:
             before = line[prev_end:ls].strip(" :;,")
-            if before and _squash(before) and (colon or _glued(line, ls)):
+            listed = colon and line[prev_end:ls].rstrip().endswith(",")  # "Ltd., Sold By :"
+            if before and _squash(before) and (_glued(line, ls) or listed):
                 bs = line.index(before, prev_end)
                 quote_end = le + (len(line[le:]) - len(line[le:].lstrip(" :")))
                 kept |= _keep(state, name, before, page, line_start + bs, line_start + quote_end)

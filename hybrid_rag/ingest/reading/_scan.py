@@ -203,6 +203,9 @@ def _label_fact(
     qualified = bool(_QUALIFIER.fullmatch(value))  # "CERCLA ... List (40 CFR 302.4)"
     if qualified or _LABEL_ONLY.fullmatch(value):  # "Bill to Address:": a longer label
         value = ""
+    elif not _squash(value) and cut < line_end:  # "Melting point/Melting range: 98 °C"
+        read_inline(state, page, text[line_start:line_end], line_start, at=cut - line_start)
+        return True
     if not _squash(value):
         idx += 1
         while idx < len(spans) and _PAGE_LINE.search(text[spans[idx][0] : spans[idx][1]]):
