@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
-from hybrid_rag._store_meta import read_embedder, record_embedder
+from hybrid_rag._store_meta import (
+    read_embedder,
+    read_ontology,
+    record_embedder,
+    record_ontology,
+)
 from hybrid_rag._sync import iterate_sync, run_sync
 from hybrid_rag._workers import Workers
 from hybrid_rag.errors import ConfigurationError, HybridRAGError, InputError
@@ -230,8 +235,20 @@ class HybridRAG(Closing):
         if self._ontology is None:
             from hybrid_rag.ontology import load_ontology
 
-            self._ontology = load_ontology(self._ontology_spec)
+            self._ontology = self._checked_ontology(load_ontology(self._ontology_spec))
         return self._ontology
+
+    def _checked_ontology(self, ontology: Ontology) -> Ontology:
+        """``ontology``, unless the store was built under another one (by namespace)."""
+        recorded = read_ontology(self._path)
+        if recorded is not None and recorded[0] != ontology.namespace:
+            raise ConfigurationError(
+                f"the store at {self._path} was built with the ontology {recorded[1]!r} "
+                f"(namespace {recorded[0]}), not {ontology.namespace}: a graph built under "
+                "one vocabulary cannot answer under another. Open it with that ontology, "
+                "or ingest into a new store."
+            )
+        return ontology
 
     @property
     def embedder(self) -> Embedder:
@@ -395,10 +412,15 @@ class HybridRAG(Closing):
             ontology_spec=str(spec) if isinstance(spec, (str, os.PathLike)) else None,
             processes=self._processes,
             on_change=self._subjects.invalidate,
-            on_first_write=lambda: record_embedder(
-                self._path, name=embedder.name, dim=embedder.dim
-            ),
+            on_first_write=lambda: self._record_build(embedder),
         )
+
+    def _record_build(self, embedder: Embedder) -> None:
+        """Remember, on the store's first write, the embedder and ontology that built it."""
+        record_embedder(self._path, name=embedder.name, dim=embedder.dim)
+        spec = self._ontology_spec
+        source = str(spec) if isinstance(spec, (str, os.PathLike)) else type(spec).__name__
+        record_ontology(self._path, namespace=self.ontology.namespace, source=source)
 
     def _ask_parts(self) -> AskParts:
         from hybrid_rag.ask.supervisor import AskParts
