@@ -94,6 +94,8 @@ class HybridRAG(Closing):
 
     Raises:
         InputError: an option of the wrong type or out of range.
+        ConfigurationError: an unknown embedder name, or an object that is no ``Embedder``.
+        ImportError: a local embedder (``"local"``, ``"minilm"``) without its extra.
 
     Example:
         >>> from hybrid_rag import HybridRAG
@@ -123,6 +125,9 @@ class HybridRAG(Closing):
         processes: bool | None = None,
     ) -> None:
         _check_options(path, chunk_size, chunk_overlap, top_k, timeout, max_threads)
+        from hybrid_rag.providers import check_embedder
+
+        check_embedder(embedder)  # a wrong name fails here, not at the first ingest
         self._path = None if path is None else Path(path)
         self._ontology_spec = ontology
         self._embedder_spec = embedder
