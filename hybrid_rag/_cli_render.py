@@ -309,17 +309,29 @@ def answer_view(answer: Answer, *, max_facts: int = 20, passage_chars: int = 240
     return Group(*parts)
 
 
+_SUMMARY_ROWS = {
+    "overall": "overall",
+    "wrong": "wrong (asserts a false answer)",
+    "recall": "context recall",
+    "precision": "precision (documents named)",
+    "doc_recall": "recall (gold documents named)",
+}
+
+
 def eval_table(summary: Mapping[str, Mapping[str, float]], latency: Mapping[str, float]) -> Table:
-    """Accuracy by question type (rows) and mode (columns), recall and median latency."""
+    """Accuracy by question type (rows) and mode (columns), then overall, wrong (answers
+    asserting something false), context recall, the collection questions' precision and
+    document recall (where there are any), and median latency."""
     modes = list(summary)
-    keys = sorted({k for v in summary.values() for k in v} - {"overall", "recall"})
+    every = {k for v in summary.values() for k in v}
+    keys = sorted(every - set(_SUMMARY_ROWS))
     table = Table(title="Answer quality", title_justify="left")
     table.add_column("question type")
     for m in modes:
         table.add_column(m, justify="right")
-    for key in [*keys, "overall", "recall"]:
+    for key in [*keys, *(k for k in _SUMMARY_ROWS if k in every)]:
         style = "bold" if key == "overall" else None
-        label = "context recall" if key == "recall" else key
+        label = _SUMMARY_ROWS.get(key, key)
         table.add_row(label, *(f"{summary[m].get(key, 0.0):.3f}" for m in modes), style=style)
     table.add_row("p50 latency ms", *(f"{latency.get(m, 0.0):.1f}" for m in modes), style="dim")
     return table

@@ -331,6 +331,65 @@ def test_eval_scope_listed_and_extras(tmp_path: Path, eval_corpus: Path) -> None
     assert rows["S3"]["correct"]  # empty scope: abstains
 
 
+def test_eval_grades_collection_questions_on_the_documents_named(
+    tmp_path: Path, eval_corpus: Path
+) -> None:
+    from hybrid_rag.evaluation import grade_set, known_ids
+
+    items = [
+        {
+            "id": "C1", "type": "classified", "docs": [], "accept": [],
+            "question": "Which of our products are flammable liquids?",
+            "gold_docs": ["examplon-solvent-99"],
+        },
+        {
+            "id": "C2", "type": "classified", "docs": [], "accept": [],
+            "question": "Which of our products are flammable liquids?",
+            "gold_docs": ["demoline-glass-cleaner", "samplex-acid-descaler-10"],
+        },
+    ]  # fmt: skip
+    qa = tmp_path / "collection.jsonl"
+    qa.write_text("".join(json.dumps(i) + "\n" for i in items))
+    out, summary = tmp_path / "r.jsonl", tmp_path / "s.json"
+    result = run(
+        "eval", qa, "--corpus", eval_corpus, "--extra", eval_corpus / "samples",
+        "--scope", "listed", "--out", out, "--summary-out", summary, "--embedder", "hashing",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert rows["C1"]["named"] == ["examplon-solvent-99"]  # asked unscoped despite "listed"
+    assert rows["C1"]["correct"] and not rows["C2"]["correct"]
+    assert (rows["C2"]["precision"], rows["C2"]["doc_recall"]) == (0.0, 0.0)
+    known = known_ids(items, rows.values())
+    for q in items:
+        assert rows[q["id"]]["correct"] == grade_set(q, rows[q["id"]]["answer"], [], known).correct
+    got = json.loads(summary.read_text())["summary"]["hybrid"]
+    assert got["overall"] == 0.5 and got["precision"] == 0.5 and got["doc_recall"] == 0.5
+    assert "recall (gold documents named)" in result.output and "wrong" not in got
+
+
+def test_eval_reports_wrong_beside_accuracy(tmp_path: Path, eval_corpus: Path) -> None:
+    items = [
+        {
+            "id": "W1", "type": "fact", "docs": ["samples/examplon-solvent-99.pdf"],
+            "question": "What is the flash point of Examplon Solvent 99%?",
+            "accept": ["-40 °C"],  # the sheet says -18 °C: the answer is (graded) wrong
+        },
+    ]  # fmt: skip
+    qa = tmp_path / "w.jsonl"
+    qa.write_text("".join(json.dumps(i) + "\n" for i in items))
+    out, summary = tmp_path / "r.jsonl", tmp_path / "s.json"
+    result = run(
+        "eval", qa, "--corpus", eval_corpus, "--out", out, "--summary-out", summary,
+        "--embedder", "hashing",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    row = json.loads(out.read_text())
+    assert not row["correct"] and row["wrong"]
+    assert json.loads(summary.read_text())["summary"]["hybrid"]["wrong"] == 1.0
+    assert "wrong (asserts a false answer)" in result.output
+
+
 def test_eval_bad_inputs_are_readable(tmp_path: Path, eval_corpus: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x"}\n')
