@@ -27,6 +27,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from hybrid_rag._display import continues_page, passage_excerpt
 from hybrid_rag.models import Answer, DocumentInfo, IngestReport
 
 __all__ = [
@@ -254,7 +255,7 @@ def _passages_table(answer: Answer, width: int) -> Table:
     for col in ("#", "score", "doc", "page", "ranks", "text"):
         table.add_column(col, overflow="fold")
     for i, p in enumerate(answer.passages, start=1):
-        text = " ".join(p.text.split())
+        text = passage_excerpt(p.text, width, continued=continues_page(p.chunk_id))
         ranks = " ".join(f"{k}:{v}" for k, v in sorted(p.ranks.items()))
         table.add_row(
             str(i),
@@ -262,7 +263,7 @@ def _passages_table(answer: Answer, width: int) -> Table:
             Text(p.doc_id),
             str(p.page),
             ranks,
-            Text(text if len(text) <= width else text[: width - 1] + "…"),
+            Text(text),
         )
     return table
 
