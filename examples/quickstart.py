@@ -61,6 +61,7 @@ def main() -> int:
                 quote = textwrap.shorten(ev.quote, 90, placeholder=" …")  # at a word boundary
                 print(f'   cited: {ev.doc_id}, page {ev.page}: "{quote}"')
             print(f"   sources={answer.sources} total={answer.timings.get('total_ms')} ms")
+    print("\n(the demo's own store: .hybrid_rag_demo; your documents: hybrid-rag ingest PATH)")
     return 0
 
 
