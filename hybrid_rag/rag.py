@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, overload
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
@@ -442,43 +442,26 @@ class HybridRAG(Closing):
 
     # --- ingest -------------------------------------------------------------------------------
 
-    @overload
-    def ingest(
-        self, source: bytes, *, doc_id: str | None = None, name: str | None = None
-    ) -> IngestReport: ...
-    @overload
-    def ingest(
-        self, source: str | os.PathLike[str], *, doc_id: str, name: str | None = None
-    ) -> IngestReport: ...
-    @overload
-    def ingest(
-        self, source: str | os.PathLike[str], *, doc_id: None = None, name: str | None = None
-    ) -> IngestReport | list[IngestReport]: ...
     def ingest(
         self, source: Source, *, doc_id: str | None = None, name: str | None = None
-    ) -> IngestReport | list[IngestReport]:
-        """Ingest one document (a file path, or ``bytes`` with a ``name``), or a folder.
+    ) -> IngestReport:
+        """Ingest one document: a file path, or ``bytes`` with a ``name``.
 
         Same id and same bytes: ``status="skipped"`` (nothing rewritten). Same id, new
         bytes: ``"replaced"`` (old chunks and triples removed). Otherwise ``"ingested"``.
-        The catalog entry is written last, after the graph and the vectors. A folder is
-        read recursively, as ``ingest_many([folder])`` reads it: one report per file, in
-        file order, a file that fails reported with ``status="failed"``.
+        The catalog entry is written last, after the graph and the vectors.
 
         Args:
-            source: a path to a PDF, ``.txt`` or ``.md`` file, a folder of them, or a
-                file's bytes.
+            source: a path to a PDF, ``.txt`` or ``.md`` file, or the file's bytes.
             doc_id: the document id (``[A-Za-z0-9_.-]{1,128}``); default: from the name.
-                Not with a folder (its files get ids from their names).
             name: the file name, required with ``bytes`` (it gives the format and id).
 
         Returns:
-            The ``IngestReport`` (status, counts, warnings, timings); for a folder, a list
-            of them.
+            The ``IngestReport``: status, counts, warnings, timings.
 
         Raises:
-            InputError: a source that is not a path or bytes, bytes without a name, a bad
-                ``doc_id``, or a ``doc_id`` or ``name`` with a folder.
+            InputError: a source that is not a path or bytes, a folder (use
+                ``ingest_many``), bytes without a name, or a bad ``doc_id``.
             DocumentError: a file that cannot be read (missing, corrupt, encrypted, empty,
                 unsupported); no store changes.
             StoreError: a store failed; the document is left absent from every store.
@@ -487,34 +470,18 @@ class HybridRAG(Closing):
             >>> report = rag.ingest("sds/acetone.pdf")        # doctest: +SKIP
             >>> report.status, report.pages, report.triples    # doctest: +SKIP
             ('ingested', 6, 212)
-            >>> [r.status for r in rag.ingest("sds/")]        # doctest: +SKIP
-            ['ingested', 'skipped', 'ingested']
         """
         return run_sync(lambda: self.aingest(source, doc_id=doc_id, name=name))
 
-    @overload
-    async def aingest(
-        self, source: bytes, *, doc_id: str | None = None, name: str | None = None
-    ) -> IngestReport: ...
-    @overload
-    async def aingest(
-        self, source: str | os.PathLike[str], *, doc_id: str, name: str | None = None
-    ) -> IngestReport: ...
-    @overload
-    async def aingest(
-        self, source: str | os.PathLike[str], *, doc_id: None = None, name: str | None = None
-    ) -> IngestReport | list[IngestReport]: ...
     async def aingest(
         self, source: Source, *, doc_id: str | None = None, name: str | None = None
-    ) -> IngestReport | list[IngestReport]:
+    ) -> IngestReport:
         """Async twin of ``ingest`` (same arguments, result and errors)."""
         if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
-            if doc_id is not None or name is not None:
-                raise InputError(
-                    f"{source} is a folder: its files get ids from their names; "
-                    "give doc_id or name only with one file"
-                )
-            return await self.aingest_many([source])
+            raise InputError(
+                f"{source} is a folder: use ingest_many([folder]), which returns one "
+                "report per file"
+            )
         await self._recover()
         return await self._pipeline().ingest(source, doc_id=doc_id, name=name)
 
