@@ -178,7 +178,7 @@ class HybridRAG(Closing):
 
         parts = resolve_components(env=env, dotenv_path=dotenv_path)
         in_memory = path is None and (parts.vectors is None or parts.catalog is None)
-        where = "in memory, nothing is kept after exit" if in_memory else str(path)
+        where = "in memory, nothing is kept after exit" if in_memory else str(path or "none")
         if in_memory:
             log.warning(
                 "HybridRAG.from_env(): embedded stores in memory (%s); nothing is kept after "
