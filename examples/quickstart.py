@@ -2,8 +2,9 @@
 
 Uses the real corpus in ``../shared/corpus/sds`` when it is there, otherwise the sample
 sheets the library ships (fictional products written as real PDFs). Runs offline: no
-credentials, no network, no LLM. Stores persist under ``./.hybrid_rag`` (a second run
-skips unchanged documents).
+credentials, no network, no LLM. Stores persist under ``./.hybrid_rag_demo``, the demo's
+own store (a second run skips unchanged documents); your documents go elsewhere, e.g. the
+``hybrid-rag`` command's default ``./.hybrid_rag``.
 
     python examples/quickstart.py
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 
 from hybrid_rag import HybridRAG
@@ -46,7 +48,7 @@ def documents() -> tuple[list[Path], list[str]]:
 
 def main() -> int:
     paths, questions = documents()
-    with HybridRAG(".hybrid_rag") as rag:
+    with HybridRAG(".hybrid_rag_demo") as rag:
         for report in rag.ingest_many(paths):
             print(
                 f"{report.status:9s} {report.doc_id}: {report.pages} pages, "
@@ -56,8 +58,10 @@ def main() -> int:
             answer = rag.ask(question)
             print(f"\nQ: {question}\nA: {answer.text}")
             for ev in answer.citations[:3]:
-                print(f'   cited: {ev.doc_id}, page {ev.page}: "{ev.quote[:90]}"')
+                quote = textwrap.shorten(ev.quote, 90, placeholder=" …")  # at a word boundary
+                print(f'   cited: {ev.doc_id}, page {ev.page}: "{quote}"')
             print(f"   sources={answer.sources} total={answer.timings.get('total_ms')} ms")
+    print("\n(the demo's own store: .hybrid_rag_demo; your documents: hybrid-rag ingest PATH)")
     return 0
 
 

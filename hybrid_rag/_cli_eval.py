@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybrid_rag.errors import ConfigurationError, HybridRAGError
-from hybrid_rag.evaluation import context_recalled, grade
+from hybrid_rag.evaluation import (
+    context_recalled,
+    context_text,
+    grade,
+    grade_set,
+    is_collection,
+    known_ids,
+    wrong,
+)
 
 if TYPE_CHECKING:
     from hybrid_rag.models import Answer, IngestReport
@@ -28,6 +36,8 @@ __all__ = [
     "answering_with",
     "ask_all",
     "context_of",
+    "grade_collection",
+    "grade_fields",
     "load_qa",
     "map_doc_ids",
     "parse_extra_list",
@@ -170,8 +180,7 @@ def answer_row(
     """One results line: the answer, its context, its grade and its context recall."""
     facts, passages = context_of(answer) if answer is not None else ([], [])
     text = answer.text if answer is not None else None
-    context = json.dumps([passages, facts], ensure_ascii=False)
-    return {
+    row = {
         "id": q["id"],
         "type": q["type"],
         "question": q["question"],
@@ -183,10 +192,53 @@ def answer_row(
         "sparql": [s.query for s in answer.sparql] if answer is not None else [],
         "llm_calls": answer.usage.llm_calls if answer is not None else 0,
         "latency_ms": round(latency_ms, 1),
-        "correct": grade(q, text),
-        "recalled": context_recalled(q, context),
         "error": error,
     }
+    if is_collection(q):  # graded with every row's documents known: see grade_collection
+        return row
+    return {**row, **grade_fields(q, text, facts, passages)}
+
+
+def grade_fields(
+    q: Mapping[str, Any], text: str | None, facts: Sequence[Any], passages: Sequence[Any]
+) -> dict[str, bool]:
+    """The grading of a question-set answer, as ``grade.py`` grades a results line:
+    ``correct``, ``recalled`` (context recall) and ``wrong`` (asserts a false answer)."""
+    return {
+        "correct": grade(q, text),
+        "recalled": context_recalled(q, context_text(passages, facts)),
+        "wrong": wrong(q, text),
+    }
+
+
+def grade_collection(
+    qa: Sequence[Mapping[str, Any]], rows: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``rows`` with collection questions graded as ``grade_sets.py`` grades a results file.
+
+    Adds ``correct``, ``precision`` (``None`` when the answer names no document),
+    ``doc_recall``, ``f1`` and ``named`` to the row of every question with ``gold_docs``;
+    other rows are returned as they are.
+    """
+    by_id = {q["id"]: q for q in qa if is_collection(q)}
+    if not by_id:
+        return list(rows)
+    known = known_ids(qa, rows)
+    out = []
+    for row in rows:
+        q = by_id.get(row["id"])
+        if q is not None:
+            g = grade_set(q, row["answer"], row["facts"], known)
+            row = {
+                **row,
+                "correct": g.correct,
+                "precision": g.precision,
+                "doc_recall": g.recall,
+                "f1": g.f1,
+                "named": list(g.named),
+            }
+        out.append(row)
+    return out
 
 
 def _ask_one(
@@ -208,19 +260,20 @@ def ask_all(
     *,
     doc_ids: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Ask every question in every mode; ``doc_ids`` given: scope each to its documents.
+    """Ask every question in every mode, and grade each answer.
 
-    A question whose documents all failed to ingest is asked with an empty scope (and
-    graded like any other).
+    ``doc_ids`` given: scope each question to its documents; a question whose documents
+    all failed to ingest is asked with an empty scope (and graded like any other).
+    Collection questions (no ``docs``, ``gold_docs`` instead) are always asked unscoped.
     """
     rows: list[dict[str, Any]] = []
     for mode in modes:
         for q in qa:
             docs = None
-            if doc_ids is not None:
+            if doc_ids is not None and not is_collection(q):
                 docs = [doc_ids[d] for d in q["docs"] if d in doc_ids]
             rows.append(_ask_one(rag, q, mode, docs))
-    return rows
+    return grade_collection(qa, rows)
 
 
 @contextmanager

@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.panel import Panel
 from rich.progress import (
     BarColumn,
@@ -26,6 +27,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from hybrid_rag._display import continues_page, passage_excerpt
 from hybrid_rag.models import Answer, DocumentInfo, IngestReport
 
 __all__ = [
@@ -169,23 +171,63 @@ def report_view(report: IngestReport) -> Table:
     return table
 
 
-def documents_table(docs: Sequence[DocumentInfo]) -> Table:
-    """The catalog as a table."""
-    table = Table(title=f"{len(docs)} documents", title_justify="left")
-    for col in ("doc id", "title", "pages", "chunks", "triples", "updated", "source"):
-        right = col in ("pages", "chunks", "triples")
-        table.add_column(col, justify="right" if right else "left", overflow="fold")
-    for d in docs:
-        table.add_row(
-            Text(d.doc_id),
-            Text(d.title or ""),
-            str(d.pages),
-            str(d.chunks),
-            str(d.triples),
-            d.updated_at.strftime("%Y-%m-%d %H:%M"),
-            Text(d.source),
-        )
-    return table
+_DOC_COLUMNS = ("doc id", "title", "pages", "chunks", "triples", "updated", "source")
+
+
+class _DocumentsView:
+    """The catalog as a table where it fits the terminal, else one short block per document.
+
+    Columns are dropped from the right (source, then update time) before the layout
+    becomes a list; doc ids are never cut or folded, so they can be copied, and only titles
+    wrap (at spaces).
+    """
+
+    def __init__(self, docs: Sequence[DocumentInfo]) -> None:
+        self.docs = docs
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        wide = options.update_width(10_000)  # a table's natural width, not clamped
+        for n in (7, 6, 5):
+            table = self._table(_DOC_COLUMNS[:n])
+            need = Measurement.get(console, wide, table)  # titles may wrap at words (5)
+            if (need.minimum if n == 5 else need.maximum) <= options.max_width:
+                yield table
+                return
+        yield self._blocks()
+
+    def _table(self, columns: Sequence[str]) -> Table:
+        table = Table(title=f"{len(self.docs)} documents", title_justify="left")
+        for col in columns:
+            right = col in ("pages", "chunks", "triples")
+            table.add_column(col, justify="right" if right else "left", no_wrap=col == "doc id")
+        for d in self.docs:
+            row = (
+                Text(d.doc_id),
+                Text(d.title or ""),
+                str(d.pages),
+                str(d.chunks),
+                str(d.triples),
+                d.updated_at.strftime("%Y-%m-%d %H:%M"),
+                Text(d.source),
+            )
+            table.add_row(*row[: len(columns)])
+        return table
+
+    def _blocks(self) -> Group:
+        lines: list[Text] = [Text(f"{len(self.docs)} documents", style="italic")]
+        for d in self.docs:
+            counts = f"{d.pages} pages, {d.chunks} chunks, {d.triples} triples"
+            lines.append(Text(d.doc_id, style="bold"))
+            if d.title:
+                lines.append(Text(f"  {d.title}"))
+            lines.append(Text(f"  {counts}, updated {d.updated_at:%Y-%m-%d %H:%M}", style="dim"))
+            lines.append(Text(f"  {d.source}", style="dim"))
+        return Group(*lines)
+
+
+def documents_table(docs: Sequence[DocumentInfo]) -> RenderableType:
+    """The catalog: a table as wide as the terminal allows, else one block per document."""
+    return _DocumentsView(docs)
 
 
 def _facts_table(answer: Answer, limit: int) -> Table:
@@ -213,7 +255,7 @@ def _passages_table(answer: Answer, width: int) -> Table:
     for col in ("#", "score", "doc", "page", "ranks", "text"):
         table.add_column(col, overflow="fold")
     for i, p in enumerate(answer.passages, start=1):
-        text = " ".join(p.text.split())
+        text = passage_excerpt(p.text, width, continued=continues_page(p.chunk_id))
         ranks = " ".join(f"{k}:{v}" for k, v in sorted(p.ranks.items()))
         table.add_row(
             str(i),
@@ -221,7 +263,7 @@ def _passages_table(answer: Answer, width: int) -> Table:
             Text(p.doc_id),
             str(p.page),
             ranks,
-            Text(text if len(text) <= width else text[: width - 1] + "…"),
+            Text(text),
         )
     return table
 
@@ -268,17 +310,29 @@ def answer_view(answer: Answer, *, max_facts: int = 20, passage_chars: int = 240
     return Group(*parts)
 
 
+_SUMMARY_ROWS = {
+    "overall": "overall",
+    "wrong": "wrong (asserts a false answer)",
+    "recall": "context recall",
+    "precision": "precision (documents named)",
+    "doc_recall": "recall (gold documents named)",
+}
+
+
 def eval_table(summary: Mapping[str, Mapping[str, float]], latency: Mapping[str, float]) -> Table:
-    """Accuracy by question type (rows) and mode (columns), recall and median latency."""
+    """Accuracy by question type (rows) and mode (columns), then overall, wrong (answers
+    asserting something false), context recall, the collection questions' precision and
+    document recall (where there are any), and median latency."""
     modes = list(summary)
-    keys = sorted({k for v in summary.values() for k in v} - {"overall", "recall"})
+    every = {k for v in summary.values() for k in v}
+    keys = sorted(every - set(_SUMMARY_ROWS))
     table = Table(title="Answer quality", title_justify="left")
     table.add_column("question type")
     for m in modes:
         table.add_column(m, justify="right")
-    for key in [*keys, "overall", "recall"]:
+    for key in [*keys, *(k for k in _SUMMARY_ROWS if k in every)]:
         style = "bold" if key == "overall" else None
-        label = "context recall" if key == "recall" else key
+        label = _SUMMARY_ROWS.get(key, key)
         table.add_row(label, *(f"{summary[m].get(key, 0.0):.3f}" for m in modes), style=style)
     table.add_row("p50 latency ms", *(f"{latency.get(m, 0.0):.1f}" for m in modes), style="dim")
     return table

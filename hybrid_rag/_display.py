@@ -7,9 +7,10 @@ I/O or imports anything heavier than the standard library.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from hybrid_rag.models import Answer, DocumentInfo, Evidence, IngestReport, Usage
@@ -21,32 +22,102 @@ __all__ = [
     "answer_repr",
     "citations_block",
     "cited_text",
+    "continues_page",
     "documents_html",
     "documents_repr",
+    "passage_excerpt",
     "report_html",
     "report_repr",
     "shorten",
 ]
 
 _STYLE = (
-    "<style>.hrag table{border-collapse:collapse;margin:4px 0}"
-    ".hrag td,.hrag th{border:1px solid #ccc;padding:2px 6px;text-align:left;"
-    "vertical-align:top}.hrag .dim{color:#777}.hrag pre{white-space:pre-wrap}</style>"
+    "<style>.hrag .dim{color:#777}.hrag pre{white-space:pre-wrap;text-align:left}"
+    ".hrag details{text-align:left}</style>"
 )
+# Inline styles on every cell: notebook front ends style output tables with selectors that
+# beat a class rule (JupyterLab right-aligns cells with `:not(.jp-RenderedMarkdown)
+# .jp-RenderedHTMLCommon td`), but no stylesheet rule beats an inline style.
+_TABLE_STYLE = "border-collapse:collapse;margin:4px 0"
+_CELL = "border:1px solid #ccc;padding:2px 6px;vertical-align:top;line-height:1.4;"
+_CELL_STYLE = {
+    "text": _CELL + "text-align:left;white-space:normal",
+    "num": _CELL + "text-align:right;white-space:nowrap",
+    "id": _CELL + "text-align:left;white-space:normal;overflow-wrap:normal;word-break:normal",
+}
+Kind = Literal["text", "num", "id"]
 
 
 def shorten(text: str, width: int) -> str:
-    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    """``text`` on one line, cut at a word boundary to at most ``width`` characters (``…``)."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    if len(flat) <= width:
+        return flat
+    cut = flat[: width - 1]
+    head, space, _tail = cut.rpartition(" ")
+    return (head if space and len(head) >= width // 2 else cut).rstrip(" ,;:") + "…"
 
 
-def _table(head: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    th = "".join(f"<th>{escape(h)}</th>" for h in head)
+def passage_excerpt(text: str, width: int = 400, *, continued: bool = True) -> str:
+    """A passage for reading, cut at a word boundary to ``width`` characters.
+
+    A chunk that continues its page (``continued``: it starts in the overlap with the
+    chunk before it, usually mid-sentence) is shown from its first sentence or line start
+    within ``_SKIP`` characters, and ``…`` marks what was skipped; ``Passage.text`` keeps
+    every character.
+    """
+    text = text.strip()
+    if continued and text and not _starts_a_sentence(text):
+        found = _SENTENCE_START.search(text, 0, min(len(text), _SKIP))
+        text = "… " + (text[found.end() :] if found else text)
+    return shorten(text, width)
+
+
+def continues_page(chunk_id: str) -> bool:
+    """Whether a chunk id names a chunk after the first of its page (``doc#p3c2``)."""
+    m = re.search(r"#p\d+c(\d+)$", chunk_id)
+    return m is None or m.group(1) != "0"
+
+
+_SKIP = 160  # about the chunk overlap: what is skipped is also in the chunk before
+# the end of a sentence, or a line break, then what starts a sentence or a heading
+_SENTENCE_START = re.compile(r"(?:[.!?;]\s+|\s*\n\s*)(?=[A-Z0-9(\"“‘'•])")
+
+
+def _starts_a_sentence(text: str) -> bool:
+    first = text[0]
+    return first.isupper() or first.isdigit() or first in "(\"“‘'•-–*#"
+
+
+def _id_html(value: str) -> str:
+    """An id (or path) that wraps only after its separators (``-``, ``_``, ``.``, ``/``),
+    never mid-word."""
+    return re.sub(r"([-_./])", r"\1<wbr>", escape(value))
+
+
+def _cell(tag: str, value: object, kind: Kind) -> str:
+    inner = _id_html(str(value)) if kind == "id" else escape(str(value))
+    return f'<{tag} style="{_CELL_STYLE[kind]}">{inner}</{tag}>'
+
+
+def _table(head: Sequence[tuple[str, Kind]], rows: Iterable[Sequence[object]]) -> str:
+    th = "".join(_cell("th", h, "num" if k == "num" else "text") for h, k in head)
     body = "".join(
-        "<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>" for row in rows
+        "<tr>" + "".join(_cell("td", c, k) for c, (_h, k) in zip(row, head, strict=True)) + "</tr>"
+        for row in rows
     )
-    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+    return (
+        f'<table style="{_TABLE_STYLE}"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>'
+    )
+
+
+def _fields(rows: Iterable[tuple[str, object, Kind]]) -> str:
+    """A two-column table of labelled values: the labels are row headers (no header row)."""
+    body = "".join(
+        f"<tr>{_cell('th', label, 'text')}{_cell('td', value, kind)}</tr>"
+        for label, value, kind in rows
+    )
+    return f'<table style="{_TABLE_STYLE}"><tbody>{body}</tbody></table>'
 
 
 def _fold(title: str, inner: str, *, count: int) -> str:
@@ -104,9 +175,12 @@ def answer_html(answer: Answer) -> str:
     ]
     cites = answer_citations(answer)
     if cites:
-        parts.append(
-            _table(("document", "page", "quote"), ((c.doc_id, c.page, c.quote) for c in cites))
+        head: tuple[tuple[str, Kind], ...] = (
+            ("document", "id"),
+            ("page", "num"),
+            ("quote", "text"),
         )
+        parts.append(_table(head, ((c.doc_id, c.page, c.quote) for c in cites)))
     parts += _answer_details(answer)
     for e in answer.errors:
         parts.append(f"<p>⚠ {escape(e.chain)} chain {escape(e.kind)}: {escape(e.message)}</p>")
@@ -124,13 +198,17 @@ def _answer_details(answer: Answer) -> list[str]:
             (f.subject, f.predicate_label, f.value, f.status, f.doc_id, f.evidence.page)
             for f in answer.facts
         )
-        head = ("product", "property", "value", "status", "document", "page")
+        head: tuple[tuple[str, Kind], ...] = (
+            ("product", "text"), ("property", "text"), ("value", "text"), ("status", "text"),
+            ("document", "id"), ("page", "num"),
+        )  # fmt: skip
         out.append(_fold("Facts", _table(head, rows), count=len(answer.facts)))
     if answer.passages:
         rows2 = (
-            (f"{p.score:.4f}", p.doc_id, p.page, shorten(p.text, 400)) for p in answer.passages
+            (f"{p.score:.4f}", p.doc_id, p.page, passage_excerpt(p.text)) for p in answer.passages
         )
-        table = _table(("score", "document", "page", "text"), rows2)
+        head = (("score", "num"), ("document", "id"), ("page", "num"), ("text", "text"))
+        table = _table(head, rows2)
         out.append(_fold("Passages", table, count=len(answer.passages)))
     if answer.sparql:
         inner = "".join(
@@ -154,19 +232,20 @@ def answer_repr(answer: Answer) -> str:
 
 def report_html(report: IngestReport) -> str:
     """One ingest: status, counts, warnings, error, timings and usage."""
-    rows = [
-        ("document", report.doc_id or "—"),
-        ("source", report.source),
-        ("status", report.status),
+    rows: list[tuple[str, object, Kind]] = [
+        ("document", report.doc_id or "—", "id"),
+        ("source", report.source, "id"),
+        ("status", report.status, "text"),
         (
             "pages / chunks / triples / facts",
             f"{report.pages} / {report.chunks} / {report.triples} / {report.facts}",
+            "text",
         ),
-        ("content hash", report.content_hash[:16]),
+        ("content hash", report.content_hash[:16], "text"),
     ]
     if report.error:
-        rows.append(("error", report.error))
-    parts = [_table(("", ""), rows)]
+        rows.append(("error", report.error, "text"))
+    parts = [_fields(rows)]
     if report.warnings:
         items = "".join(f"<li>{escape(w)}</li>" for w in report.warnings)
         parts.append(_fold("Warnings", f"<ul>{items}</ul>", count=len(report.warnings)))
@@ -188,7 +267,10 @@ def report_repr(report: IngestReport) -> str:
 
 def documents_html(docs: Sequence[DocumentInfo]) -> str:
     """The catalog as a table: id, title, counts, last update and source."""
-    head = ("doc id", "title", "pages", "chunks", "triples", "updated", "source")
+    head: tuple[tuple[str, Kind], ...] = (
+        ("doc id", "id"), ("title", "text"), ("pages", "num"), ("chunks", "num"),
+        ("triples", "num"), ("updated", "num"), ("source", "id"),
+    )  # fmt: skip
     rows = (
         (
             d.doc_id,

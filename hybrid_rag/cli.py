@@ -13,6 +13,7 @@ import os
 import statistics
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -39,6 +40,7 @@ from hybrid_rag.errors import (
     DocumentError,
     DocumentNotFoundError,
     HybridRAGError,
+    InputError,
     InvalidDocIdError,
     StoreError,
 )
@@ -46,10 +48,14 @@ from hybrid_rag.evaluation import summarise
 from hybrid_rag.models import IngestReport
 from hybrid_rag.rag import HybridRAG
 
-__all__ = ["DEFAULT_STORE", "app", "demo", "main", "serve"]
+__all__ = ["DEFAULT_STORE", "DEMO_STORE", "app", "demo", "main", "serve"]
 
 DEFAULT_STORE = Path(".hybrid_rag")
-"""The persistent store the commands (and ``examples/quickstart.py``) use by default."""
+"""The persistent store the commands use by default."""
+
+DEMO_STORE = Path(".hybrid_rag_demo")
+"""The demo's own store (``hybrid-rag demo``, ``examples/quickstart.py``): its sample
+sheets never mix with your documents in ``DEFAULT_STORE``."""
 
 app = typer.Typer(
     name="hybrid-rag",
@@ -114,6 +120,7 @@ EmbedderOpt = Annotated[
 _HINTS: list[tuple[type[BaseException], str]] = [
     (DocumentNotFoundError, "list the ingested documents with `hybrid-rag docs`"),
     (InvalidDocIdError, "doc ids use 1-128 characters from A-Z a-z 0-9 _ . -"),
+    (InputError, ""),  # the message says what is wrong with the argument
     (DocumentError, "check that the file is a readable PDF, text or Markdown file"),
     (
         StoreError,
@@ -129,7 +136,8 @@ _HINTS: list[tuple[type[BaseException], str]] = [
 def _fail(message: str, hint: str, code: int = 1) -> NoReturn:
     err = Console(stderr=True, highlight=False)
     err.print(Text(f"error: {message}", style="bold red"), soft_wrap=True)
-    err.print(Text(f"hint: {hint}", style="yellow"), soft_wrap=True)
+    if hint:
+        err.print(Text(f"hint: {hint}", style="yellow"), soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -465,7 +473,7 @@ def _demo_line(r: IngestReport) -> str:
 
 
 def demo(
-    store: Path = DEFAULT_STORE,
+    store: Path = DEMO_STORE,
     *,
     corpus: Path | None = None,
     embedder: str = "auto",
@@ -474,7 +482,8 @@ def demo(
     """What ``examples/quickstart.py`` does: ingest a few sheets, ask two questions.
 
     Args:
-        store: Persistent store folder (a second run skips unchanged documents).
+        store: Persistent store folder (a second run skips unchanged documents); by
+            default the demo's own, never the store your documents go to.
         corpus: The ``sds`` corpus folder; default ``../shared/corpus/sds`` when present,
             else the sample sheets shipped with the library.
         embedder: Embedder spec for ``HybridRAG``.
@@ -492,20 +501,27 @@ def demo(
         )
     with HybridRAG(store, embedder=embedder) as rag:
         for r in rag.ingest_many(paths):
-            out.print(Text(_demo_line(r)))
+            out.print(Text(_demo_line(r)), soft_wrap=True)
         for question in questions:
             answer = rag.ask(question)
-            out.print(Text(f"\nQ: {question}\nA: {answer.text}"))
+            out.print(Text(f"\nQ: {question}\nA: {answer.text}"), soft_wrap=True)
             for e in answer.citations[:3]:
-                out.print(Text(f'   cited: {e.doc_id}, page {e.page}: "{e.quote[:90]}"'))
+                quote = textwrap.shorten(e.quote, 90, placeholder=" …")
+                out.print(Text(f'   cited: {e.doc_id}, page {e.page}: "{quote}"'), soft_wrap=True)
             total = answer.timings.get("total_ms")
             out.print(Text(f"   sources={answer.sources} total={total} ms"))
+    out.print(Text(f"\n(the demo's own store: {store}; your documents: hybrid-rag ingest PATH)"))
     return 0
 
 
 @app.command("demo")
 def demo_cmd(
-    store: StoreOpt = DEFAULT_STORE,
+    store: Annotated[
+        Path,
+        typer.Option(
+            "--store", help="Store folder for the demo (its own by default).", file_okay=False
+        ),
+    ] = DEMO_STORE,
     corpus: Annotated[
         Path | None,
         typer.Option("--corpus", help="The sds corpus folder (default ../shared/corpus/sds)."),

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EMBEDDER_PROVIDERS",
     "LLM_PROVIDERS",
+    "Choice",
     "Components",
     "llm_from_spec",
     "resolve_components",
@@ -140,6 +141,25 @@ EMBEDDER_PROVIDERS: dict[str, Callable[[str, Env], Embedder]] = {
 
 
 @dataclass(frozen=True, slots=True)
+class Choice:
+    """One part ``resolve_components`` chose, and why.
+
+    Attributes:
+        part: ``"stores"``, ``"embedder"`` or ``"llm"``.
+        chosen: What was chosen, e.g. ``"embedded stores"``, ``"hashing"``.
+        because: The setting (or its absence) that decided it, e.g.
+            ``"HYBRID_RAG_LLM is not set"``.
+    """
+
+    part: str
+    chosen: str
+    because: str
+
+    def __str__(self) -> str:
+        return f"{self.chosen} ({self.because})"
+
+
+@dataclass(frozen=True, slots=True)
 class Components:
     """What ``resolve_components`` chose; ``None`` means the embedded default.
 
@@ -150,6 +170,7 @@ class Components:
         embedder: An embedder or an embedder spec string (``"auto"`` by default).
         llm: An LLM provider, or ``None`` for the offline extractive path.
         description: One line saying what was chosen (no secrets).
+        choices: Each part with what was chosen and why (no secrets).
     """
 
     graph: GraphStore | None = None
@@ -158,12 +179,20 @@ class Components:
     embedder: Embedder | str = "auto"
     llm: LLMProvider | None = None
     description: str = "embedded stores, embedder=auto, llm=none"
+    choices: tuple[Choice, ...] = ()
+
+    @property
+    def why(self) -> str:
+        """Each part, what was chosen and why, on one line (``"stores: ...; llm: ..."``)."""
+        return "; ".join(f"{c.part}: {c}" for c in self.choices)
 
 
 def resolve_components(
     *, env: Env | None = None, dotenv_path: str | os.PathLike[str] | None = ".env"
 ) -> Components:
     """Pick stores and providers from ``env`` (default: ``os.environ`` + ``.env``).
+
+    One INFO log line on the ``hybrid_rag`` logger says what was chosen and why.
 
     Args:
         env: Variables to use instead of the process environment (no ``.env`` then).
@@ -173,9 +202,10 @@ def resolve_components(
         ConfigurationError: Incomplete HANA settings, ``HYBRID_RAG_EMBEDDER=hana``
             without HANA, or an unknown ``HYBRID_RAG_LLM`` provider.
     """
-    from hybrid_rag.stores.hana._connection import HanaSettings, merged_env
+    from hybrid_rag.stores.hana._connection import HanaSettings, merged_env, read_dotenv
 
     values = merged_env(env, dotenv_path)
+    dotenv = read_dotenv(dotenv_path) if env is None and dotenv_path is not None else {}
     settings = HanaSettings.from_env(values, dotenv_path=None)
     pool = None
     if settings is not None:
@@ -186,8 +216,45 @@ def resolve_components(
     embedder, embedder_name = _embedder(values, pool)
     llm, llm_name = _llm(values)
     description = f"{where}, embedder={embedder_name}, llm={llm_name}"
-    log.info("hybrid_rag components: %s", description)
-    return Components(graph, vectors, catalog, embedder, llm, description)
+    choices = (
+        Choice("stores", where, _stores_reason(values, dotenv, pool)),
+        Choice("embedder", embedder_name, _embedder_reason(embedder_name, values)),
+        Choice(
+            "llm",
+            "none: the extractive path" if llm is None else llm_name,
+            _setting("HYBRID_RAG_LLM", values),
+        ),
+    )
+    parts = Components(graph, vectors, catalog, embedder, llm, description, choices)
+    log.info("hybrid_rag components: %s", parts.why)
+    return parts
+
+
+def _stores_reason(values: Env, dotenv: Env, pool: HanaConnectionPool | None) -> str:
+    if pool is not None:
+        if not values.get("HANA_HOST"):
+            return "a hana binding in VCAP_SERVICES"
+        return "HANA_HOST is set" + (" in .env" if "HANA_HOST" in dotenv else "")
+    if values.get("SPARQL_QUERY_URL"):
+        return "SPARQL_QUERY_URL is set" + (" in .env" if "SPARQL_QUERY_URL" in dotenv else "")
+    return "no HANA_HOST, .env or VCAP_SERVICES hana binding, and no SPARQL_QUERY_URL"
+
+
+def _setting(name: str, values: Env) -> str:
+    raw = (values.get(name) or "").strip()
+    return f"{name}={raw}" if raw else f"{name} is not set"
+
+
+def _embedder_reason(spec: str, values: Env) -> str:
+    """Why this embedder; for ``auto``, what it stands for on this machine."""
+    because = _setting("HYBRID_RAG_EMBEDDER", values)
+    if spec.strip().lower() != "auto":
+        return because
+    from hybrid_rag.providers import local_model_available
+
+    if local_model_available():
+        return f"{because}: the store's own embedder, else local MiniLM"
+    return f"{because}: the store's own embedder, else hashing, as [local] is not installed"
 
 
 def _stores(

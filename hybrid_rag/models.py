@@ -35,10 +35,13 @@ __all__ = [
 ]
 
 AskMode = Literal["hybrid", "kg", "vector"]
-Abstention = Literal["not_in_documents", "not_stated", "out_of_scope", "refused", "store_error"]
+Abstention = Literal[
+    "not_in_documents", "not_stated", "out_of_scope", "refused", "store_error", "no_documents"
+]
 """Why an answer abstained: nothing in the documents speaks to the question; the sheet
 says the value is not available; the question is about something outside the scope; the
-request was refused (a request to change, delete or reveal the system); or a store failed."""
+request was refused (a request to change, delete or reveal the system); a store failed;
+or the store holds no documents at all (nothing ingested yet, or a mistyped path)."""
 Source = Literal["kg", "vector"]
 
 

@@ -99,6 +99,8 @@ class HybridRAG(Closing):
 
     Raises:
         InputError: an option of the wrong type or out of range.
+        ConfigurationError: an unknown embedder name, or an object that is no ``Embedder``.
+        ImportError: a local embedder (``"local"``, ``"minilm"``) without its extra.
 
     Example:
         >>> from hybrid_rag import HybridRAG
@@ -128,6 +130,9 @@ class HybridRAG(Closing):
         processes: bool | None = None,
     ) -> None:
         _check_options(path, chunk_size, chunk_overlap, top_k, timeout, max_threads)
+        from hybrid_rag.providers import check_embedder
+
+        check_embedder(embedder)  # a wrong name fails here, not at the first ingest
         self._path = None if path is None else Path(path)
         self._ontology_spec = ontology
         self._embedder_spec = embedder
@@ -149,6 +154,7 @@ class HybridRAG(Closing):
         self._owns_stores = False  # all three stores embedded, made here, under self._path
         self._recovery_lock = threading.Lock()
         self._recovered = False
+        self._chosen: str | None = None  # what from_env chose and why, for the repr
 
     @classmethod
     def from_env(
@@ -165,8 +171,10 @@ class HybridRAG(Closing):
         """HANA stores when HANA settings are present, else the embedded default.
 
         Settings come from ``env`` (default: ``os.environ``, then ``.env``, then a Cloud
-        Foundry ``VCAP_SERVICES`` binding); one log line says what was chosen. See
-        ``hybrid_rag.config.resolve_components`` and ``docs/hana.md``.
+        Foundry ``VCAP_SERVICES`` binding). What was chosen for the stores, the embedder
+        and the LLM, and why, is in the ``repr`` and in one INFO log line (logger
+        ``hybrid_rag``); embedded stores without a ``path`` (in memory, nothing kept) also
+        log a WARNING. See ``hybrid_rag.config.resolve_components`` and ``docs/hana.md``.
 
         Raises:
             ConfigurationError: settings that are present but incomplete or invalid.
@@ -174,7 +182,15 @@ class HybridRAG(Closing):
         from hybrid_rag.config import resolve_components
 
         parts = resolve_components(env=env, dotenv_path=dotenv_path)
-        return cls(
+        in_memory = path is None and (parts.vectors is None or parts.catalog is None)
+        where = "in memory, nothing is kept after exit" if in_memory else str(path or "none")
+        if in_memory:
+            log.warning(
+                "HybridRAG.from_env(): embedded stores in memory (%s); nothing is kept after "
+                "exit: pass a path, or set HANA_HOST/HANA_USER/HANA_PASSWORD for HANA",
+                parts.choices[0].because if parts.choices else "no store settings",
+            )
+        rag = cls(
             path,
             ontology=ontology,
             embedder=parts.embedder,
@@ -186,11 +202,14 @@ class HybridRAG(Closing):
             timeout=timeout,
             max_threads=max_threads,
         )
+        rag._chosen = f"{parts.why}; path: {where}"
+        return rag
 
     def __repr__(self) -> str:
         where = str(self._path) if self._path else "memory"
         llm = type(self._llm).__name__ if self._llm else None
-        return f"HybridRAG(path={where!r}, llm={llm})"
+        chosen = f", from_env={self._chosen!r}" if self._chosen else ""
+        return f"HybridRAG(path={where!r}, llm={llm}{chosen})"
 
     # --- configuration (read-only; swap parts in tests with override()) ----------------------
 

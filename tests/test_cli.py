@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +14,13 @@ from typer.testing import CliRunner
 
 from hybrid_rag.cli import app
 from hybrid_rag.models import Answer
-from hybrid_rag.samples import sample_pdfs
+from hybrid_rag.samples import SAMPLE_SHEETS, sample_pdfs, sample_text
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "sds"
 EVAL = CORPUS.parents[1] / "eval"
 
 runner = CliRunner()
+SAMPLE_TEXT = " ".join(" ".join(sample_text(stem).split()) for stem in SAMPLE_SHEETS)
 
 
 def run(*args: str | Path) -> Any:
@@ -153,7 +155,6 @@ def test_ask_docs_restricts_scope(store: Path) -> None:
 
 def test_ask_errors_are_one_line_with_a_hint(tmp_path: Path, store: Path) -> None:
     assert_one_line_error(run("ask", "x?", "--store", tmp_path / "none"), "no store at")
-    assert_one_line_error(run("ask", "   ", "--store", store), "question must be")
     mismatch = run("ask", "x?", "--store", store, "--embedder", "local")
     assert_one_line_error(mismatch, "built with the 'hashing' embedder")
 
@@ -188,6 +189,66 @@ def test_demo_ingests_samples_and_answers(tmp_path: Path) -> None:
     assert "-18 °C" in result.output and "cited: examplon-solvent-99, page 1" in result.output
     second = run(*args)  # the store remembers its embedder; unchanged sheets are skipped
     assert second.exit_code == 0 and second.output.count("skipped ") == 3
+
+
+def test_demo_uses_its_own_store_and_quotes_whole_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hybrid_rag.cli import DEFAULT_STORE, DEMO_STORE
+
+    monkeypatch.chdir(tmp_path)
+    result = run("demo", "--corpus", tmp_path / "no-corpus", "--embedder", "hashing")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / DEMO_STORE).is_dir() and not (tmp_path / DEFAULT_STORE).exists()
+    assert f"the demo's own store: {DEMO_STORE}" in result.stdout
+    quotes = re.findall(r'cited: [^"]+"(.*?)"$', result.stdout, flags=re.M)
+    assert quotes, result.stdout
+    for quote in quotes:  # whole words: the sheet's own text, or a cut marked with …
+        words = quote.removesuffix(" …").split()
+        assert all(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", SAMPLE_TEXT) for w in words)
+
+
+@pytest.mark.parametrize(
+    ("question", "message"),
+    [("   ", "question must be a non-empty string"), ("x" * 4001, "longer than 4000")],
+)
+def test_a_bad_argument_is_one_plain_line(store: Path, question: str, message: str) -> None:
+    result = run("ask", question, "--store", store)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    said = [line for line in result.stderr.splitlines() if not line.startswith("using ")]
+    assert len(said) == 1 and said[0].startswith("error: ") and message in said[0], said
+    assert "unexpected" not in result.stderr and "--debug" not in result.stderr
+
+
+def test_docs_fits_80_columns_and_never_cuts_an_id() -> None:
+    import io
+    from datetime import UTC, datetime
+
+    from rich.console import Console
+
+    from hybrid_rag._cli_render import documents_table
+    from hybrid_rag.models import DocumentInfo
+
+    now = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
+    ids = ["1063_20libman_concentrated_glass_cleaner_ghs_sds_05_08_2018", "acetone", "b"]
+    docs = [
+        DocumentInfo(
+            doc_id=i, source=f"/data/sheets/{i}.pdf", content_hash="h", pages=7, chunks=35,
+            triples=529, title=i.replace("_", " ").title(), created_at=now, updated_at=now,
+        )
+        for i in ids
+    ]  # fmt: skip
+    for width in (80, 100, 200):
+        buf = io.StringIO()
+        Console(file=buf, width=width).print(documents_table(docs))
+        lines = buf.getvalue().splitlines()
+        assert max(len(line) for line in lines) <= width, buf.getvalue()
+        for i in ids:
+            assert any(re.search(rf"(?<![\w-]){i}(?![\w-])", line) for line in lines), (width, i)
+    short = docs[1:]
+    buf = io.StringIO()
+    Console(file=buf, width=80).print(documents_table(short))
+    assert "┃ doc id" in buf.getvalue()  # short ids: still a table at 80 columns
 
 
 # --- eval ----------------------------------------------------------------------------------
@@ -268,6 +329,65 @@ def test_eval_scope_listed_and_extras(tmp_path: Path, eval_corpus: Path) -> None
     rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
     assert {p["doc_id"] for p in rows["S1"]["passages"]} == {"examplon-solvent-99"}
     assert rows["S3"]["correct"]  # empty scope: abstains
+
+
+def test_eval_grades_collection_questions_on_the_documents_named(
+    tmp_path: Path, eval_corpus: Path
+) -> None:
+    from hybrid_rag.evaluation import grade_set, known_ids
+
+    items = [
+        {
+            "id": "C1", "type": "classified", "docs": [], "accept": [],
+            "question": "Which of our products are flammable liquids?",
+            "gold_docs": ["examplon-solvent-99"],
+        },
+        {
+            "id": "C2", "type": "classified", "docs": [], "accept": [],
+            "question": "Which of our products are flammable liquids?",
+            "gold_docs": ["demoline-glass-cleaner", "samplex-acid-descaler-10"],
+        },
+    ]  # fmt: skip
+    qa = tmp_path / "collection.jsonl"
+    qa.write_text("".join(json.dumps(i) + "\n" for i in items))
+    out, summary = tmp_path / "r.jsonl", tmp_path / "s.json"
+    result = run(
+        "eval", qa, "--corpus", eval_corpus, "--extra", eval_corpus / "samples",
+        "--scope", "listed", "--out", out, "--summary-out", summary, "--embedder", "hashing",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert rows["C1"]["named"] == ["examplon-solvent-99"]  # asked unscoped despite "listed"
+    assert rows["C1"]["correct"] and not rows["C2"]["correct"]
+    assert (rows["C2"]["precision"], rows["C2"]["doc_recall"]) == (0.0, 0.0)
+    known = known_ids(items, rows.values())
+    for q in items:
+        assert rows[q["id"]]["correct"] == grade_set(q, rows[q["id"]]["answer"], [], known).correct
+    got = json.loads(summary.read_text())["summary"]["hybrid"]
+    assert got["overall"] == 0.5 and got["precision"] == 0.5 and got["doc_recall"] == 0.5
+    assert "recall (gold documents named)" in result.output and "wrong" not in got
+
+
+def test_eval_reports_wrong_beside_accuracy(tmp_path: Path, eval_corpus: Path) -> None:
+    items = [
+        {
+            "id": "W1", "type": "fact", "docs": ["samples/examplon-solvent-99.pdf"],
+            "question": "What is the flash point of Examplon Solvent 99%?",
+            "accept": ["-40 °C"],  # the sheet says -18 °C: the answer is (graded) wrong
+        },
+    ]  # fmt: skip
+    qa = tmp_path / "w.jsonl"
+    qa.write_text("".join(json.dumps(i) + "\n" for i in items))
+    out, summary = tmp_path / "r.jsonl", tmp_path / "s.json"
+    result = run(
+        "eval", qa, "--corpus", eval_corpus, "--out", out, "--summary-out", summary,
+        "--embedder", "hashing",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    row = json.loads(out.read_text())
+    assert not row["correct"] and row["wrong"]
+    assert json.loads(summary.read_text())["summary"]["hybrid"]["wrong"] == 1.0
+    assert "wrong (asserts a false answer)" in result.output
 
 
 def test_eval_bad_inputs_are_readable(tmp_path: Path, eval_corpus: Path) -> None:

@@ -158,3 +158,46 @@ def test_hybrid_rag_from_env_uses_the_resolution() -> None:
     rag = HybridRAG.from_env(env={**HANA})  # type: ignore[attr-defined]
     assert isinstance(rag._graph, HanaGraphStore)
     rag.close()
+
+
+def test_choices_say_what_and_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    nothing = resolve_components(env={})
+    assert [c.part for c in nothing.choices] == ["stores", "embedder", "llm"]
+    assert "no HANA_HOST" in nothing.why and "no SPARQL_QUERY_URL" in nothing.why
+    assert "HYBRID_RAG_EMBEDDER is not set" in nothing.why
+    assert "llm: none: the extractive path (HYBRID_RAG_LLM is not set)" in nothing.why
+    hana = resolve_components(env={**HANA, "HYBRID_RAG_EMBEDDER": "hashing"})
+    assert "(HANA_HOST is set)" in hana.why
+    assert "embedder: hashing (HYBRID_RAG_EMBEDDER=hashing)" in hana.why
+    assert SECRET not in hana.why
+    vcap = {"hana": [{"credentials": {"host": "v", "user": "u", "password": SECRET}}]}
+    bound = resolve_components(env={"VCAP_SERVICES": json.dumps(vcap)})
+    assert "a hana binding in VCAP_SERVICES" in bound.why and SECRET not in bound.why
+    for key in ("HANA_HOST", "HANA_USER", "HANA_PASSWORD", "VCAP_SERVICES", "SPARQL_QUERY_URL"):
+        monkeypatch.delenv(key, raising=False)
+    dotenv = tmp_path / ".env"
+    dotenv.write_text(f"HANA_HOST=h\nHANA_USER=u\nHANA_PASSWORD={SECRET}\n", encoding="utf-8")
+    assert "HANA_HOST is set in .env" in resolve_components(dotenv_path=dotenv).why
+
+
+def test_from_env_repr_and_log_say_what_was_chosen(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from hybrid_rag import HybridRAG
+
+    with caplog.at_level(logging.INFO, logger="hybrid_rag"):
+        rag = HybridRAG.from_env(env={})
+    text = repr(rag)
+    assert "no HANA_HOST" in text and "HYBRID_RAG_LLM is not set" in text
+    assert "path: in memory, nothing is kept after exit" in text
+    info = [r for r in caplog.records if r.levelno == logging.INFO and "components" in r.message]
+    assert len(info) == 1 and "stores: embedded stores (no HANA_HOST" in info[0].message
+    warned = [r.message for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and "in memory" in warned[0] and "pass a path" in warned[0]
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="hybrid_rag"):
+        kept = HybridRAG.from_env(tmp_path / "store", env={"HYBRID_RAG_EMBEDDER": "hashing"})
+    assert f"path: {tmp_path / 'store'}" in repr(kept)
+    assert "HYBRID_RAG_EMBEDDER=hashing" in repr(kept)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert repr(HybridRAG(tmp_path)) == f"HybridRAG(path={str(tmp_path)!r}, llm=None)"

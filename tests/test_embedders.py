@@ -103,6 +103,29 @@ def test_resolve_embedder_unknown(spec: str) -> None:
         resolve_embedder(spec)
 
 
+@pytest.mark.parametrize("spec", ["bert", "hashing-x", "/no/such/model", 42])
+def test_a_wrong_embedder_fails_at_construction(spec: object) -> None:
+    from hybrid_rag import HybridRAG
+
+    with pytest.raises(ConfigurationError, match="embedder"):
+        HybridRAG(embedder=spec)  # type: ignore[arg-type]
+
+
+def test_a_local_embedder_without_its_extra_fails_at_construction(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from hybrid_rag import HybridRAG
+
+    monkeypatch.setattr(providers, "local_model_available", lambda: False)
+    monkeypatch.setattr(providers, "_has_sentence_transformers", lambda: False)
+    for spec in ("minilm", "local", str(tmp_path)):
+        with pytest.raises(ImportError, match=r'pip install "hybrid-rag\[local\]"'):
+            HybridRAG(embedder=spec)
+    HybridRAG(embedder="auto").close()  # auto falls back to hashing: nothing to refuse
+    monkeypatch.setattr(providers, "local_model_available", lambda: True)
+    HybridRAG(embedder="minilm").close()  # installed: accepted, nothing loaded yet
+
+
 def test_resolve_embedder_rejects_non_embedder() -> None:
     with pytest.raises(ConfigurationError, match="not an embedder"):
         resolve_embedder(object())  # type: ignore[arg-type]

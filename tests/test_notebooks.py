@@ -42,6 +42,6 @@ def test_notebook_runs_without_errors_or_warnings(path: Path, tmp_path: Path) ->
             o for c in nb.cells for o in c.get("outputs", []) if "text/html" in o.get("data", {})
         ]
         assert any(
-            "Citations" in o["data"]["text/html"] or "<table>" in o["data"]["text/html"]
+            "Citations" in o["data"]["text/html"] or "<table" in o["data"]["text/html"]
             for o in html
         )

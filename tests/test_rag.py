@@ -204,11 +204,15 @@ def test_ask_never_writes(rag: HybridRAG) -> None:
     assert writes == [] and _snapshot(rag) == before
 
 
-def test_nothing_found_gives_none_and_errors() -> None:
-    with HybridRAG(embedder="hashing") as r:
+def test_an_empty_store_says_it_is_empty(tmp_path: Path) -> None:
+    mistyped = tmp_path / "stroe"
+    with HybridRAG(mistyped, embedder="hashing") as r:
         ans = r.ask("What is the flash point of anything?")
-    assert ans.text is None and ans.sources == []
-    assert {e.chain for e in ans.errors} == {"kg", "vector"}
+        streamed = list(r.stream("What is the flash point of anything?"))
+    assert ans.abstention == "no_documents" and ans.sources == [] and not ans.errors
+    assert ans.text is not None and "holds no documents" in ans.text
+    assert streamed[-1] == ans.model_copy(update={"timings": streamed[-1].timings})
+    assert [p.delta for p in streamed[:-1]] == [ans.text]  # type: ignore[union-attr]
 
 
 def test_sync_methods_work_inside_running_loop(samples: list[Path]) -> None:

@@ -163,8 +163,61 @@ async def test_openai_chat_completions(client: httpx.AsyncClient) -> None:
 async def test_chat_needs_a_final_user_message(client: httpx.AsyncClient) -> None:
     msgs = [{"role": "user", "content": FLASH}, {"role": "assistant", "content": "-18 °C"}]
     r = await client.post("/v1/chat/completions", json={"messages": msgs})
-    assert r.status_code == 400 and "last message" in r.json()["detail"]
+    assert r.status_code == 400 and "last message" in r.json()["error"]["message"]
     assert (await client.post("/v1/chat/completions", json={"messages": []})).status_code == 422
+
+
+def _openai_error(r: httpx.Response, status: int) -> dict[str, Any]:
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"message", "type", "param", "code"}
+    kind = "server_error" if status >= 500 else "invalid_request_error"
+    assert body["error"]["type"] == kind and body["error"]["message"]
+    return dict(body["error"])
+
+
+@pytest.mark.asyncio
+async def test_v1_errors_have_openais_shape(client: httpx.AsyncClient) -> None:
+    ask = {"messages": [{"role": "user", "content": FLASH}]}
+    err = _openai_error(
+        await client.post("/v1/chat/completions", json={**ask, "docs": ["nope-doc"]}), 404
+    )
+    assert err["message"] == "unknown document id 'nope-doc' in docs="  # closing quote kept
+    assert (err["param"], err["code"]) == ("docs", "document_not_found")
+    err = _openai_error(
+        await client.post("/v1/chat/completions", json={**ask, "docs": ["a b"]}), 400
+    )
+    assert (err["param"], err["code"]) == ("docs", "invalid_doc_id")
+    err = _openai_error(await client.post("/v1/chat/completions", json={"messages": []}), 422)
+    assert err["param"] == "messages" and err["message"].startswith("messages: ")
+    err = _openai_error(await client.post("/v1/chat/completions", json={**ask, "mode": "x"}), 422)
+    assert err["param"] == "mode"
+    err = _openai_error(await client.post("/v1/embeddings", json={}), 404)
+    assert "Invalid URL (POST /v1/embeddings)" in err["message"]
+    _openai_error(await client.delete("/v1/models"), 405)
+    # the other routes keep their own shape, with the closing quote too
+    r = await client.post("/ask", json={"question": FLASH, "docs": ["nope-doc"]})
+    assert r.json() == {
+        "detail": "unknown document id 'nope-doc' in docs=",
+        "type": "DocumentNotFoundError",
+    }
+    assert "detail" in (await client.post("/ask", json={})).json()
+
+
+@pytest.mark.asyncio
+async def test_v1_errors_when_mounted_and_limited(rag: HybridRAG) -> None:
+    from fastapi import FastAPI
+
+    outer = FastAPI()
+    outer.mount("/rag", create_app(rag, api_keys=["k1"], max_upload_bytes=2000))
+    async with _client(outer) as anon:
+        err = _openai_error(await anon.get("/rag/v1/models"), 401)
+        assert err["code"] == "invalid_api_key" and "API key" in err["message"]
+        assert "detail" in (await anon.get("/rag/documents")).json()
+    async with _client(outer, Authorization="Bearer k1") as c:
+        big = {"messages": [{"role": "user", "content": "x" * 5000}]}
+        err = _openai_error(await c.post("/rag/v1/chat/completions", json=big), 413)
+        assert err["code"] == "request_too_large" and "2000-byte limit" in err["message"]
 
 
 @pytest.mark.asyncio
@@ -181,7 +234,9 @@ async def test_api_keys(rag: HybridRAG, monkeypatch: pytest.MonkeyPatch) -> None
             ("GET", "/jobs/x"),
         ]:
             r = await anon.request(method, route, json={})
-            assert r.status_code == 401 and "API key" in r.json()["detail"], route
+            body = r.json()
+            message = body["error"]["message"] if route.startswith("/v1/") else body["detail"]
+            assert r.status_code == 401 and "API key" in message, route
     async with _client(app, Authorization="Bearer wrong") as bad:
         assert (await bad.get("/documents")).status_code == 401
     async with _client(app, Authorization="Bearer k2") as ok:

@@ -217,6 +217,8 @@ class Supervisor:
         turns = check_history(history)
         doc_list = check_docs(docs)
         scope, scoped = await self._scope(doc_list)
+        if not scope and not scoped:  # nothing ingested: say so, not "not found"
+            return _no_documents(question, mode=mode, t0=t0)
         view = await self.parts.workers.run(lambda: self._view(scope, scoped))
         from hybrid_rag.providers._usage import track_usage
 
@@ -439,6 +441,20 @@ def _abstention(composed: Abstention | None, *, found: bool, text: str | None) -
     if not found or not text:
         return "not_in_documents"
     return composed
+
+
+NO_DOCUMENTS = "No answer: the store holds no documents yet. Ingest some first."
+
+
+def _no_documents(question: str, *, mode: AskMode, t0: float) -> Answer:
+    """An empty store (nothing ingested, or a mistyped path) answers that it is empty."""
+    return Answer(
+        question=question,
+        text=NO_DOCUMENTS,
+        mode=mode,
+        abstention="no_documents",
+        timings={"total_ms": _ms(t0)},
+    )
 
 
 def _direct(a: QuestionAnalysis, *, mode: AskMode, scope: list[str] | None, t0: float) -> Answer:

@@ -45,6 +45,7 @@ __all__ = [
     "ResponseCache",
     "SentenceTransformerEmbedder",
     "UsageMeter",
+    "check_embedder",
     "local_model_available",
     "resolve_embedder",
     "track_usage",
@@ -77,11 +78,7 @@ def local_model_available() -> bool:
 
     Checked through the import system only: neither torch nor the model is loaded.
     """
-    try:
-        has_st = importlib.util.find_spec("sentence_transformers") is not None
-    except (ImportError, ValueError):
-        has_st = False
-    if not has_st:
+    if not _has_sentence_transformers():
         return False
     from hybrid_rag.providers.local import bundled_model_path
 
@@ -119,6 +116,42 @@ def resolve_embedder(spec: str | Embedder = "auto") -> Embedder:
         f"unknown embedder {spec!r}: use 'auto', 'hashing', 'hashing-<dim>', 'local', "
         "a path to a sentence-transformers model folder, or an Embedder instance"
     )
+
+
+def check_embedder(spec: object) -> None:
+    """Refuse now what ``resolve_embedder`` would refuse at first use; loads nothing.
+
+    Checks the name, a ``hashing-<dim>`` size, that a local model (``"local"``,
+    ``"minilm"`` or a model folder) has its extra installed, and that an object is an
+    ``Embedder``. ``"auto"`` always passes.
+
+    Raises:
+        ConfigurationError: An unknown spec string or a non-embedder object.
+        ImportError: A local model without the ``[local]`` extra (names the install line).
+    """
+    if not isinstance(spec, str):
+        _check_instance(spec)
+        return
+    key = spec.strip().lower()
+    if key in ("auto", "hashing"):
+        return
+    if key.startswith("hashing-"):
+        _hashing_dim(spec)
+        return
+    local = key in _LOCAL_ALIASES
+    if not local and not os.path.isdir(spec):
+        resolve_embedder(spec)  # raises, naming the accepted specs
+    if not (local_model_available() if local else _has_sentence_transformers()):
+        from hybrid_rag.providers.local import INSTALL_HINT
+
+        raise ImportError(f"embedder {spec!r} needs sentence-transformers: {INSTALL_HINT}")
+
+
+def _has_sentence_transformers() -> bool:
+    try:
+        return importlib.util.find_spec("sentence_transformers") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _hashing_dim(spec: str) -> int:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -14,15 +16,21 @@ from hybrid_rag.models import Answer, ChatMessage
 
 __all__ = [
     "MODEL_ID",
+    "PREFIX",
     "ChatRequest",
     "chunk_event",
     "completion_body",
+    "error_body",
+    "error_code",
+    "error_event",
+    "is_openai_path",
     "models_body",
     "new_id",
     "split_messages",
 ]
 
 MODEL_ID = "hybrid-rag"
+PREFIX = "/v1/"
 
 
 class _Message(BaseModel):
@@ -116,3 +124,35 @@ def models_body() -> dict[str, Any]:
         "object": "list",
         "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "hybrid_rag"}],
     }
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+
+def is_openai_path(scope: Mapping[str, Any]) -> bool:
+    """Whether a request goes to a ``/v1/`` route (also when the app is mounted under a prefix)."""
+    path, root = str(scope.get("path", "")), str(scope.get("root_path", ""))
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    return path.startswith(PREFIX)
+
+
+def error_body(
+    message: str, *, status: int, param: str | None = None, code: str | None = None
+) -> dict[str, Any]:
+    """OpenAI's error shape, which its clients read: ``{"error": {"message", "type", "param",
+    "code"}}``; ``type`` is ``invalid_request_error`` for 4xx, ``server_error`` for 5xx."""
+    kind = "server_error" if status >= 500 else "invalid_request_error"
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+def error_code(exc: BaseException) -> str:
+    """An error's class as an OpenAI-style code: ``DocumentNotFoundError`` ->
+    ``document_not_found``."""
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", type(exc).__name__).lower()
+    return name.removesuffix("_error") or name
+
+
+def error_event(body: Mapping[str, Any]) -> str:
+    """An error in a stream whose headers are sent, as OpenAI streams it (a ``data:`` line)."""
+    return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
 from fastapi import APIRouter, Depends, FastAPI, File, Request, Response, UploadFile
+from fastapi.exception_handlers import request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -29,6 +31,7 @@ from hybrid_rag.errors import (
     DocumentNotFoundError,
     HybridRAGError,
     InputError,
+    InvalidDocIdError,
     LLMError,
     StoreError,
 )
@@ -164,29 +167,76 @@ def _status_of(exc: HybridRAGError) -> int:
     return 400 if isinstance(exc, ValueError) else 500
 
 
+def _message(exc: BaseException) -> str:
+    """The error's own words (a ``KeyError`` would add quotes around them)."""
+    if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
+        return exc.args[0]
+    return str(exc)
+
+
 def _error_body(exc: BaseException) -> dict[str, str]:
-    return {"detail": str(exc).strip("'\""), "type": type(exc).__name__}
+    return {"detail": _message(exc), "type": type(exc).__name__}
+
+
+def _openai_error(exc: BaseException, status: int) -> dict[str, Any]:
+    """``/v1/*`` errors in OpenAI's shape, so that OpenAI clients show the message."""
+    if isinstance(exc, HybridRAGError):
+        doc = isinstance(exc, (DocumentNotFoundError, InvalidDocIdError))
+        param = "docs" if doc else "messages" if isinstance(exc, InputError) else None
+        return oai.error_body(_message(exc), status=status, param=param, code=oai.error_code(exc))
+    return oai.error_body("internal error", status=status)
+
+
+def _openai_http_error(request: Request, exc: HTTPException) -> dict[str, Any]:
+    status, detail = exc.status_code, str(exc.detail)
+    if status in (404, 405) and detail in ("Not Found", "Method Not Allowed"):
+        detail = (
+            f"Invalid URL ({request.method} {request.url.path}): this service offers "
+            "POST /v1/chat/completions and GET /v1/models"
+        )
+    code = {401: "invalid_api_key", 413: "request_too_large"}.get(status)
+    return oai.error_body(detail, status=status, code=code)
+
+
+def _openai_invalid(exc: RequestValidationError) -> dict[str, Any]:
+    first = exc.errors()[0] if exc.errors() else {}
+    param = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or None
+    message = f"{param}: {first.get('msg', 'invalid')}" if param else "invalid request body"
+    return oai.error_body(message, status=422, param=param, code="invalid_value")
 
 
 def _install_errors(app: FastAPI, svc: _Service) -> None:
     async def typed(request: Request, exc: Exception) -> JSONResponse:
         status = _status_of(exc) if isinstance(exc, HybridRAGError) else 500
         svc.metrics.http_errors.labels(status=str(status)).inc()
+        if oai.is_openai_path(request.scope):
+            return JSONResponse(_openai_error(exc, status), status_code=status)
         return JSONResponse(_error_body(exc), status_code=status)
 
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error in %s %s", request.method, request.url.path)
         svc.metrics.http_errors.labels(status="500").inc()
+        if oai.is_openai_path(request.scope):
+            return JSONResponse(_openai_error(exc, 500), 500)
         return JSONResponse({"detail": "internal error", "type": type(exc).__name__}, 500)
 
     async def http(request: Request, exc: Exception) -> JSONResponse:
         status = exc.status_code if isinstance(exc, HTTPException) else 500
         svc.metrics.http_errors.labels(status=str(status)).inc()
+        headers = getattr(exc, "headers", None)
+        if oai.is_openai_path(request.scope) and isinstance(exc, HTTPException):
+            return JSONResponse(_openai_http_error(request, exc), status, headers=headers)
         detail = exc.detail if isinstance(exc, HTTPException) else "error"
-        return JSONResponse({"detail": detail}, status, headers=getattr(exc, "headers", None))
+        return JSONResponse({"detail": detail}, status, headers=headers)
+
+    async def invalid(request: Request, exc: Exception) -> Response:
+        if oai.is_openai_path(request.scope) and isinstance(exc, RequestValidationError):
+            return JSONResponse(_openai_invalid(exc), 422)
+        return await request_validation_exception_handler(request, exc)  # type: ignore[arg-type]
 
     app.add_exception_handler(HybridRAGError, typed)
     app.add_exception_handler(HTTPException, http)
+    app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(Exception, unexpected)
 
 
@@ -204,7 +254,10 @@ class _LengthGuard:
         length = Headers(scope=scope).get("content-length", "")
         if length.isdigit() and int(length) > self.limit:
             self.svc.metrics.http_errors.labels(status="413").inc()
-            await JSONResponse(self._body(), 413)(scope, receive, send)
+            body: dict[str, Any] = self._body()
+            if oai.is_openai_path(scope):
+                body = oai.error_body(body["detail"], status=413, code="request_too_large")
+            await JSONResponse(body, 413)(scope, receive, send)
             return
         seen = 0
 
@@ -318,7 +371,12 @@ async def _ask_events(part: Delta | Answer) -> str:
 
 
 async def _sse(
-    svc: _Service, route: str, parts: AsyncIterator[Delta | Answer], render: Any
+    svc: _Service,
+    route: str,
+    parts: AsyncIterator[Delta | Answer],
+    render: Any,
+    *,
+    openai: bool = False,
 ) -> StreamingResponse:
     """Stream ``parts`` as events; errors before the first part are ordinary 4xx answers."""
     t0 = time.perf_counter()
@@ -334,7 +392,11 @@ async def _sse(
                 part = await anext(parts, None)
         except Exception as exc:  # headers are sent: report in-band, never crash
             log.exception("stream failed")
-            yield _sse_event("error", json.dumps(_error_body(exc)))
+            if openai:
+                status = _status_of(exc) if isinstance(exc, HybridRAGError) else 500
+                yield oai.error_event(_openai_error(exc, status))
+            else:
+                yield _sse_event("error", json.dumps(_error_body(exc)))
 
     return StreamingResponse(events(), media_type="text/event-stream")
 
@@ -354,7 +416,7 @@ def _openai_routes(router: APIRouter, svc: _Service) -> None:
         question, history = oai.split_messages(body.messages)
         parts = answer_parts(svc.rag, question, docs=body.docs, mode=body.mode, history=history)
         if body.stream:
-            return await _sse(svc, "chat", parts, _ChatChunks(body.model).render)
+            return await _sse(svc, "chat", parts, _ChatChunks(body.model).render, openai=True)
         t0 = time.perf_counter()
         answer = await _final(parts)
         svc.metrics.asked("chat", answer, time.perf_counter() - t0)
