@@ -104,6 +104,14 @@ _state: dict[str, bool] = {"debug": False}
 StoreOpt = Annotated[
     Path, typer.Option("--store", help="Store folder (persistent).", file_okay=False)
 ]
+OntologyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ontology",
+        help="A bundled ontology (msds: Safety Data Sheets, invoice) or a Turtle file. "
+        "Default: HYBRID_RAG_ONTOLOGY, else the one the store was built with, else msds.",
+    ),
+]
 EmbedderOpt = Annotated[
     EmbedderName | None,
     typer.Option(
@@ -214,15 +222,23 @@ def _say(message: str) -> None:
     Console(stderr=True, highlight=False).print(Text(message, style="dim"), soft_wrap=True)
 
 
-def _open(store: Path | None, embedder: EmbedderName | None, *, record: bool = False) -> HybridRAG:
+def _open(
+    store: Path | None,
+    embedder: EmbedderName | None,
+    *,
+    record: bool = False,
+    ontology: str | None = None,
+) -> HybridRAG:
     """The store's HybridRAG, with HANA stores and an LLM when ``from_env`` settings say so."""
     from hybrid_rag.config import resolve_components
 
     parts = resolve_components()
+    onto = _ontology_for(store, ontology or parts.ontology)
     if parts.graph is not None or not isinstance(parts.embedder, str):
-        _say(f"using {parts.description} (from the environment)")
+        _say(f"using {parts.description} (from the environment), ontology={onto}")
         return HybridRAG(
             store,
+            ontology=onto,
             graph=parts.graph,
             vectors=parts.vectors,
             catalog=parts.catalog,
@@ -235,8 +251,27 @@ def _open(store: Path | None, embedder: EmbedderName | None, *, record: bool = F
     if record:
         _record(store, name)
     llm = parts.description.rsplit("llm=", 1)[-1]
-    _say(f"using embedded stores under {store or 'memory'}, embedder={name}, llm={llm}")
-    return HybridRAG(store, embedder=name, llm=parts.llm)
+    _say(
+        f"using embedded stores under {store or 'memory'}, embedder={name}, llm={llm}, "
+        f"ontology={onto}"
+    )
+    return HybridRAG(store, ontology=onto, embedder=name, llm=parts.llm)
+
+
+def _ontology_for(store: Path | None, requested: str | None) -> str:
+    """The ontology asked for, else the one the store was built with (when it can be
+    loaded again: a bundled name or a file that is still there), else ``msds``."""
+    from hybrid_rag._store_meta import read_ontology
+    from hybrid_rag.packs import BUNDLED
+
+    if requested:
+        return requested
+    recorded = read_ontology(store)
+    if recorded is not None:
+        source = recorded[1]
+        if source.lower() in BUNDLED or Path(source).is_file():
+            return source
+    return "msds"
 
 
 def _version(value: bool) -> None:
@@ -337,6 +372,7 @@ def ingest(
         typer.Option("--allow-failures", help="Exit 0 even when some documents failed."),
     ] = False,
     embedder: EmbedderOpt = None,
+    ontology: OntologyOpt = None,
 ) -> None:
     """Ingest documents: same bytes are skipped, changed bytes replace the old version.
 
@@ -349,7 +385,7 @@ def ingest(
             _fail("no supported documents found", "give .pdf, .txt or .md files or folders")
         if doc_id is not None and len(files) != 1:
             _fail(f"--doc-id needs exactly one file, got {len(files)}", "ingest one file")
-        with _open(store, embedder, record=True) as rag:
+        with _open(store, embedder, record=True, ontology=ontology) as rag:
             reports, seconds = _run_ingest(
                 rag, files, console=console, concurrency=concurrency, doc_id=doc_id
             )
@@ -386,11 +422,12 @@ def ask(
         int | None, typer.Option("--top-k", min=1, help="Passages from the vector chain.")
     ] = None,
     embedder: EmbedderOpt = None,
+    ontology: OntologyOpt = None,
 ) -> None:
     """Ask a question: the answer, facts with page citations, passages, SPARQL, timings."""
     with _guard():
         scope = _split_ids(docs)
-        with _open(_existing_store(store), embedder) as rag:
+        with _open(_existing_store(store), embedder, ontology=ontology) as rag:
             if not rag.documents():
                 _fail(f"the store at {store} has no documents", "run `hybrid-rag ingest PATH`")
             answer = rag.ask(question, docs=scope, mode=mode.value, top_k=top_k)
@@ -547,6 +584,7 @@ def serve(
         int, typer.Option("--max-upload-mb", min=1, help="Largest request body accepted.")
     ] = 50,
     embedder: EmbedderOpt = None,
+    ontology: OntologyOpt = None,
 ) -> None:
     """Run the HTTP service over a store (needs the [server] extra; see docs/guides/service.md).
 
@@ -559,7 +597,7 @@ def serve(
             import uvicorn
         except ImportError as exc:
             raise ImportError("uvicorn is missing: pip install 'hybrid-rag[server]'") from exc
-        with _open(store, embedder, record=True) as rag:
+        with _open(store, embedder, record=True, ontology=ontology) as rag:
             app_ = create_app(rag, max_upload_bytes=max_upload_mb * 2**20)
             auth = "API keys required" if os.environ.get(API_KEYS_ENV) else "no API keys (open)"
             _say(f"serving on http://{host}:{port} ({auth})")
@@ -634,6 +672,7 @@ def eval_cmd(
     ] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=64)] = 4,
     embedder: EmbedderOpt = None,
+    ontology: OntologyOpt = None,
     llm: Annotated[
         str | None,
         typer.Option(
@@ -651,7 +690,7 @@ def eval_cmd(
         plan = ev.plan_sources(items, corpus, extra_dirs=extra or [], extra_lists=extra_list or [])
         modes = ev.MODES if mode is EvalMode.all else (mode.value,)
         t0 = time.perf_counter()
-        with _open(store, embedder, record=True) as rag:
+        with _open(store, embedder, record=True, ontology=ontology) as rag:
             reports = _eval_ingest(rag, plan, console, concurrency)
             ids = ev.map_doc_ids(plan, reports) if scope is Scope.listed else None
             with ev.answering_with(rag, llm):

@@ -171,6 +171,8 @@ class Components:
         llm: An LLM provider, or ``None`` for the offline extractive path.
         description: One line saying what was chosen (no secrets).
         choices: Each part with what was chosen and why (no secrets).
+        ontology: ``HYBRID_RAG_ONTOLOGY`` (a bundled name or a Turtle file), or ``None``
+            when it is not set.
     """
 
     graph: GraphStore | None = None
@@ -180,6 +182,7 @@ class Components:
     llm: LLMProvider | None = None
     description: str = "embedded stores, embedder=auto, llm=none"
     choices: tuple[Choice, ...] = ()
+    ontology: str | None = None
 
     @property
     def why(self) -> str:
@@ -216,7 +219,7 @@ def resolve_components(
     embedder, embedder_name = _embedder(values, pool)
     llm, llm_name = _llm(values)
     description = f"{where}, embedder={embedder_name}, llm={llm_name}"
-    choices = (
+    choices: tuple[Choice, ...] = (
         Choice("stores", where, _stores_reason(values, dotenv, pool)),
         Choice("embedder", embedder_name, _embedder_reason(embedder_name, values)),
         Choice(
@@ -225,7 +228,9 @@ def resolve_components(
             _setting("HYBRID_RAG_LLM", values),
         ),
     )
-    parts = Components(graph, vectors, catalog, embedder, llm, description, choices)
+    ontology = (values.get("HYBRID_RAG_ONTOLOGY") or "").strip() or None
+    choices += (Choice("ontology", ontology or "msds", _setting("HYBRID_RAG_ONTOLOGY", values)),)
+    parts = Components(graph, vectors, catalog, embedder, llm, description, choices, ontology)
     log.info("hybrid_rag components: %s", parts.why)
     return parts
 

@@ -163,7 +163,7 @@ class HybridRAG(Closing):
         *,
         env: dict[str, str] | None = None,
         dotenv_path: str | os.PathLike[str] | None = ".env",
-        ontology: str | os.PathLike[str] | Ontology = "msds",
+        ontology: str | os.PathLike[str] | Ontology | None = None,
         top_k: int = 6,
         timeout: float = 30.0,
         max_threads: int = 4,
@@ -175,6 +175,8 @@ class HybridRAG(Closing):
         and the LLM, and why, is in the ``repr`` and in one INFO log line (logger
         ``hybrid_rag``); embedded stores without a ``path`` (in memory, nothing kept) also
         log a WARNING. See ``hybrid_rag.config.resolve_components`` and ``docs/hana.md``.
+        ``ontology`` defaults to ``HYBRID_RAG_ONTOLOGY`` (a bundled name such as
+        ``invoice`` or a Turtle file), else the SDS ontology ``"msds"``.
 
         Raises:
             ConfigurationError: settings that are present but incomplete or invalid.
@@ -192,7 +194,7 @@ class HybridRAG(Closing):
             )
         rag = cls(
             path,
-            ontology=ontology,
+            ontology=ontology if ontology is not None else parts.ontology or "msds",
             embedder=parts.embedder,
             graph=parts.graph,
             vectors=parts.vectors,
@@ -438,7 +440,10 @@ class HybridRAG(Closing):
         """Remember, on the store's first write, the embedder and ontology that built it."""
         record_embedder(self._path, name=embedder.name, dim=embedder.dim)
         spec = self._ontology_spec
-        source = str(spec) if isinstance(spec, (str, os.PathLike)) else type(spec).__name__
+        source = type(spec).__name__
+        if isinstance(spec, (str, os.PathLike)):
+            local = Path(spec)
+            source = str(local.resolve()) if local.is_file() else str(spec)  # a bundled name
         record_ontology(self._path, namespace=self.ontology.namespace, source=source)
 
     def _ask_parts(self) -> AskParts:
