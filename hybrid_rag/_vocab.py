@@ -20,7 +20,7 @@ provenance and the typed value so templates can compare values across documents.
 
 from __future__ import annotations
 
-__all__ = ["DATA", "DOC_GRAPH", "HR", "RDFS_LABEL", "RDF_TYPE", "SKOS_ALT", "XSD"]
+__all__ = ["DATA", "DATE_UNIT", "DOC_GRAPH", "HR", "RDFS_LABEL", "RDF_TYPE", "SKOS_ALT", "XSD"]
 
 HR = "http://hybrid-rag.org/ns#"
 DATA = "http://hybrid-rag.org/id/"
@@ -29,3 +29,5 @@ RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 SKOS_ALT = "http://www.w3.org/2004/02/skos/core#altLabel"
 XSD = "http://www.w3.org/2001/XMLSchema#"
+DATE_UNIT = "date"
+"""The ``hr:unit`` of a date's ``hr:number`` (days since 1970-01-01)."""

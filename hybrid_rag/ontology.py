@@ -385,12 +385,13 @@ class TurtleOntology:
             by_squash: dict[str, list[tuple[str, int]]] = {}
             shown: dict[str, set[str]] = {}
             max_tokens = 1
+            kinds = self._kind_keys()  # "Invoice #" says "invoice": the document, no property
             for p in self._props:
                 for label in p.labels:
                     shown.setdefault("".join(_content_label(label)), set()).add(p.name)
                 for label in {*p.labels, *self.search_labels(p.name), _split_camel(p.name)}:
                     toks = _content_label(label)
-                    if not toks:
+                    if not toks or "".join(toks) in kinds:
                         continue
                     key = "".join(toks)
                     max_tokens = max(max_tokens, len(toks))
@@ -399,6 +400,12 @@ class TurtleOntology:
                         entry.append((p.name, len(key)))
             self._label_index = _LabelIndex(by_squash, max_tokens + 2, shown)
         return self._label_index
+
+    def _kind_keys(self) -> set[str]:
+        """Squashed labels of the subject class (what a question calls the document)."""
+        cls = next((c for c in self._classes if c.name == self._model.subject_class), None)
+        labels = (cls.label, *cls.alt_labels) if cls is not None else ()
+        return {"".join(_content_label(label)) for label in labels}
 
     def __repr__(self) -> str:
         return (

@@ -319,7 +319,15 @@ class QuestionAnalysis:
             property and no word left to match (``filter_terms`` empty), every positive
             value matches ("Listed ..." does, "Not listed" does not).
         sections: for ``procedure``: the numbered document sections the asked properties
-            are printed in (first aid: 4), so the sheet's own section can be read.
+            are printed in, so the document's own section can be read.
+        noun: what the answer calls one document ("invoice"; ``DocumentModel``).
+        kind_words: words of the ontology's class labels ("invoice", "receipt"): they
+            name the kind of document, not a property or a value.
+        typed: the asked properties whose values are numbers, dates or codes: a line
+            of text is no value of theirs unless it holds a digit.
+        unlinked: names the question gives that link to no subject's names; the
+            supervisor looks for them in the documents' text before it calls the
+            question out of scope.
     """
 
     question: str
@@ -335,6 +343,10 @@ class QuestionAnalysis:
     threshold: Threshold | None = None
     filter_phrase: str | None = None
     sections: tuple[int, ...] = ()
+    noun: str = "document"
+    kind_words: frozenset[str] = frozenset()
+    typed: frozenset[str] = frozenset()
+    unlinked: tuple[str, ...] = ()
 
     @property
     def answered_directly(self) -> bool:

@@ -14,7 +14,7 @@ from hybrid_rag.ask.grammar import (
     threshold,
 )
 from hybrid_rag.ask.linking import SubjectIndex, SubjectMatch, without_names
-from hybrid_rag.ontology import normalize_label
+from hybrid_rag.ontology import document_model, normalize_label
 from hybrid_rag.text import STOPWORDS, norm, tokens
 from hybrid_rag.types import (
     Intent,
@@ -25,7 +25,14 @@ from hybrid_rag.types import (
     ScopeView,
 )
 
-__all__ = ["Intent", "QuestionAnalysis", "ScopeView", "analyse", "match_properties"]
+__all__ = [
+    "Intent",
+    "QuestionAnalysis",
+    "ScopeView",
+    "analyse",
+    "match_properties",
+    "pair_question",
+]
 
 _SAME = re.compile(
     r"^(do|does|are|is|have|has)\b.*\b(same|share|identical|equal|differ|different)\b"
@@ -42,6 +49,12 @@ _WHICH_ARE = re.compile(
 )
 
 
+def pair_question(question: str) -> bool:
+    """Whether the question compares two named things for being the same or different
+    ("Do A and B share ...?", "Is A's X the same as B's?"): it names two subjects."""
+    return _SAME.search(norm(main_clause(question))) is not None
+
+
 def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> QuestionAnalysis:
     """Link products, match properties, and classify the intent of ``question``.
 
@@ -55,7 +68,7 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         question = _comparatives_spelt_out(question, ontology)
     asked = without_names(question, subjects)
     props = _circumstance_last(asked, tuple(match_properties(asked, ontology)), ontology)
-    props = _with_narrower(props, ontology)
+    props = _with_narrower(_parts_last(props, ontology), ontology)
     text = norm(question)
     start = norm(main_clause(question))  # how the question starts, past a lead-in
     terms = _filter_terms(question)
@@ -98,6 +111,26 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         sections=sections,
         polar=polar,
         polar_subject=_first_named(question, subjects) if polar else None,
+        noun=document_model(ontology).document_noun,
+        kind_words=_kind_words(ontology),
+        typed=_typed(props, ontology),
+    )
+
+
+_TYPED_KINDS = frozenset(["number", "date", "identifier", "temperature", "range"])
+
+
+def _typed(props: Sequence[PropertyDef], ontology: Ontology) -> frozenset[str]:
+    """The asked properties whose values are numbers, dates or codes."""
+    if not isinstance(ontology, OntologyMatching):
+        return frozenset()
+    return frozenset(p.name for p in props if ontology.value_kind(p.name) in _TYPED_KINDS)
+
+
+def _kind_words(ontology: Ontology) -> frozenset[str]:
+    """Tokens of the ontology's class labels: they name kinds of documents and things."""
+    return frozenset(
+        t for c in ontology.classes() for label in (c.label, *c.alt_labels) for t in tokens(label)
     )
 
 
@@ -137,6 +170,16 @@ def _holds(words: Sequence[str], label: Sequence[str]) -> bool:
     """Whether ``label``'s tokens occur in ``words`` in a row."""
     n = len(label)
     return any(list(words[i : i + n]) == list(label) for i in range(len(words) - n + 1))
+
+
+def _parts_last(props: tuple[PropertyDef, ...], ontology: Ontology) -> tuple[PropertyDef, ...]:
+    """Properties of the subject before those of its parts: "the highest total" is the
+    invoice's total, not a line's (the part's comes first only when asked alone)."""
+    parts = set(document_model(ontology).part_classes())
+    if not parts:
+        return props
+    part = [p for p in props if (p.domain or "").rsplit("#", 1)[-1].rsplit("/", 1)[-1] in parts]
+    return tuple(p for p in props if p not in part) + tuple(part)
 
 
 def _with_narrower(props: tuple[PropertyDef, ...], ontology: Ontology) -> tuple[PropertyDef, ...]:

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
+from hybrid_rag._vocab import DATE_UNIT
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.vector import section_number
 from hybrid_rag.models import Abstention, ChatMessage, Evidence, Fact, Passage
@@ -70,7 +71,7 @@ def compose_extractive(
     found = _from_passages(a, passages, prefix="", limit=limit)
     if found.text is None and passages:
         where = (
-            f"the sheet of {_join([p.label for p in a.subjects])}"
+            f"the {a.noun} of {_join([p.label for p in a.subjects])}"
             if a.subjects
             else ("the documents in scope")
         )
@@ -89,7 +90,21 @@ def _cite(e: Evidence) -> str:
 
 
 def _name(a: QuestionAnalysis, doc_id: str, fallback: str) -> str:
-    return next((p.label for p in a.subjects if p.doc_id == doc_id), fallback)
+    """How the answer names a document: its subject's name, with the number the question
+    named it by when the name lacks it ("Coolblue 2, invoice 992288600")."""
+    match = next((p for p in a.subjects if p.doc_id == doc_id), None)
+    if match is None:
+        return fallback
+    shown = set(tokens(match.label))
+    said = [t for t in tokens(a.question) if t in match.matched and t not in shown]
+    number = next((t for t in said if t.isdigit() and len(t) >= 4), None)
+    return f"{match.label}, {a.noun} {number}" if number else match.label
+
+
+_SIZE_WORDS = {(True, True): "highest", (True, False): "higher", (False, True): "lowest",
+               (False, False): "lower"}  # fmt: skip
+_TIME_WORDS = {(True, True): "latest", (True, False): "later", (False, True): "earliest",
+               (False, False): "earlier"}  # fmt: skip
 
 
 def _ranked(
@@ -97,23 +112,23 @@ def _ranked(
 ) -> Composed:
     """The winner of a comparison, with every other product's value.
 
-    A product whose sheet states a value without a number to sort on ("104 mbar" in a
-    property typed in mmHg) makes no winner: the values are shown side by side.
+    A document that states a value without a number to sort on ("104 mbar" in a
+    property typed in mmHg), or values in different currencies or units, make no winner:
+    the values are shown side by side. Dates are earlier and later, not lower and higher.
     """
     best: dict[str, Fact] = {}
     for f in facts:  # the template orders by number; keep each document's first (best) value
         if f.number is not None and f.status == "stated":
             best.setdefault(f.doc_id, f)
     untyped = {f.doc_id for f in facts if f.status == "stated" and f.doc_id not in best}
-    if untyped or not best:
+    units = {f.unit for f in best.values()}
+    if untyped or not best or len(units) > 1:  # no winner across currencies or units
         return _lookup(a, facts, passages, limit)
     order = list(best.values())
     top, rest = order[0], order[1:]
     superlative = len(a.subjects) > 2 or re.search(_SUPERLATIVE, a.question, re.I) is not None
-    if a.intent == "max":
-        word = "highest" if superlative else "higher"
-    else:
-        word = "lowest" if superlative else "lower"
+    words = _TIME_WORDS if units == {DATE_UNIT} else _SIZE_WORDS
+    word = words[(a.intent == "max", superlative)]
     head = f"{_name(a, top.doc_id, top.subject)} has the {word} {_in_sentence(top.predicate_label)}"
     if a.polar and a.polar_subject is not None and len(order) >= 2:
         head = ("Yes: " if top.doc_id == a.polar_subject else "No: ") + head
@@ -123,7 +138,7 @@ def _ranked(
     )
     missing = [p.label for p in a.subjects if p.doc_id not in best]
     if missing:  # a winner among some is no winner among all: say so first
-        text = f"Of the sheets that state it, {text[0].lower()}{text[1:]}"
+        text = f"Of the {_plural(a.noun)} that state it: {text}"  # names keep their case
     if others:
         text += f"; versus {others}"
     if missing:
@@ -273,6 +288,7 @@ def _lookup(
         bits: list[str] = []
         for prop in a.properties[:6]:  # an umbrella (PPE) brings its items
             mine = [f for f in facts if f.doc_id == subject.doc_id and f.predicate == prop.name]
+            mine = _named_parts(a, mine)
             said = _prop_text(
                 prop,
                 mine,
@@ -281,6 +297,8 @@ def _lookup(
                 procedure=a.intent == "procedure",
                 focus=focus,
                 budget=share,
+                noun=a.noun,
+                typed=prop.name in a.typed,
             )
             if said is None:
                 continue
@@ -351,7 +369,7 @@ def _section_body(text: str, sections: Sequence[int]) -> str | None:
 def _focus(a: QuestionAnalysis) -> frozenset[str]:
     """Words of the question beyond its products and properties ("large" of "a large
     spill"): they pick the part of a long procedure that answers it."""
-    named = {t for p in a.subjects for t in tokens(p.label)}
+    named = {t for p in a.subjects for t in (*tokens(p.label), *p.matched)} | a.kind_words
     named |= {t for prop in a.properties for label in prop.labels for t in tokens(label)}
     return frozenset(content_tokens(a.question, drop=frozenset(named)))
 
@@ -368,11 +386,30 @@ def _focused(value: str, focus: frozenset[str], budget: int) -> str:
 
 
 def _asks_more(a: QuestionAnalysis) -> bool:
-    """Whether the question asks for more than the matched properties of the products."""
-    named = {t for p in a.subjects for t in tokens(p.label)}
+    """Whether the question asks for more than the matched properties of the subjects."""
+    named = {t for p in a.subjects for t in (*tokens(p.label), *p.matched)} | a.kind_words
     named |= {t for prop in a.properties for label in prop.labels for t in tokens(label)}
     stems = set(content_tokens(" ".join(named)))  # "manufactures" is the "Manufacturer"
     return bool(set(content_tokens(a.question, drop=frozenset(named))) - stems)
+
+
+def _named_parts(a: QuestionAnalysis, facts: list[Fact]) -> list[Fact]:
+    """Facts of one property about several parts of a document (an invoice's lines):
+    those of the part the question names (most of its label's words in the question),
+    else all of them, each shown with its part's name."""
+    owners = {f.subject_iri for f in facts}
+    if len(owners) < 2:
+        return facts
+    asked = set(content_tokens(a.question))
+
+    def share(f: Fact) -> float:
+        words = set(content_tokens(f.subject))
+        return len(words & asked) / len(words) if words else 0.0
+
+    best = max(share(f) for f in facts)
+    if best >= 0.5:
+        return [f for f in facts if share(f) == best]
+    return [f.model_copy(update={"value": f"{f.subject}: {f.value}"}) for f in facts]
 
 
 def _prop_text(
@@ -384,11 +421,13 @@ def _prop_text(
     procedure: bool = False,
     focus: frozenset[str] = frozenset(),
     budget: int = MAX_CHARS,
+    noun: str = "document",
+    typed: bool = False,
 ) -> tuple[str, list[Evidence]] | None:
-    """What the sheet says about one property: value, stated-unavailable, or not stated.
+    """What the document says about one property: value, stated-unavailable, or not stated.
 
-    ``None`` for a relation (object property) nothing was extracted for: sheets describe
-    those in prose, which the passages answer better than "not stated" would.
+    ``None`` for a relation (object property) nothing was extracted for: documents
+    describe those in prose, which the passages answer better than "not stated" would.
     """
     stated = [f for f in facts if f.status == "stated"]
     if stated and procedure:  # the sheet's own sentences, each with its page
@@ -404,19 +443,24 @@ def _prop_text(
         return f"{prop.label} {' / '.join(vals)} {_cite(f0.evidence)}", [f0.evidence]
     if (prop.kind == "object" or procedure) and not facts:
         return None  # described in prose: the passages answer better than "not stated"
-    line = _label_line(prop, passages, doc_id, opening=bool(facts))
+    line = _label_line(prop, passages, doc_id, opening=bool(facts), digits=typed)
     if line is not None:
         return line
     if facts:
         f0 = facts[0]
-        return (f'{prop.label} not available (the sheet says "{f0.value}" {_cite(f0.evidence)})'), [
-            f0.evidence
-        ]
-    return f"{prop.label} is not stated in the sheet", []
+        return (
+            f'{prop.label} not available (the {noun} says "{f0.value}" {_cite(f0.evidence)})'
+        ), [f0.evidence]
+    return f"{prop.label} is not stated in the {noun}", []
 
 
 def _label_line(
-    prop: PropertyDef, passages: Sequence[Passage], doc_id: str, *, opening: bool = False
+    prop: PropertyDef,
+    passages: Sequence[Passage],
+    doc_id: str,
+    *,
+    opening: bool = False,
+    digits: bool = False,
 ) -> tuple[str, list[Evidence]] | None:
     """A passage line that prints the property's label (as words) followed by a value.
 
@@ -424,7 +468,9 @@ def _label_line(
     "CAS number Concentration" also prints the label). With ``opening`` (the sheet
     says elsewhere that the value is not available) the label must open the line, after
     a bullet or item number: "Vapor Density ..." is then no density line, and "Listed,
-    Diethanolamine (CAS #111-42-2)" no CAS number of the product.
+    Diethanolamine (CAS #111-42-2)" no CAS number of the product. With ``digits`` (a
+    number, date or code) the value must hold a digit: "... Services Tax at applicable
+    rates" is no tax amount.
     """
     lead = r"^[\s•*-]*(?:\d{1,2}(?:\.\d{1,2})*\.?\s+)?" if opening else r"(?<![\w])"
     labels = [
@@ -442,7 +488,7 @@ def _label_line(
             for pattern in labels:
                 m = pattern.search(norm(line))
                 rest = m.group(1).strip(" :.-") if m else ""
-                if re.search(r"[0-9a-z]", rest):
+                if re.search(r"\d" if digits else r"[0-9a-z]", rest):
                     found.append((bool(re.search(r"\d", rest)), p, line.strip()))
                     break
     if not found:

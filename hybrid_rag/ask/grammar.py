@@ -28,16 +28,22 @@ __all__ = [
 Direction = Literal["min", "max"]
 
 _MORE = (  # "above" / "below" make a comparison only with a number: see threshold()
-    r"highest|maximum|largest|greatest|biggest|most|hottest|warmest|strongest|"
-    r"higher|greater|larger|bigger|more|hotter|warmer|stronger"
+    r"highest|maximum|largest|greatest|biggest|most|hottest|warmest|strongest|latest|newest|"
+    r"higher|greater|larger|bigger|more|hotter|warmer|stronger|later|newer"
 )
 _LESS = (
-    r"lowest|minimum|smallest|least|fewest|coldest|coolest|weakest|"
-    r"lower|less|smaller|fewer|colder|cooler|weaker"
+    r"lowest|minimum|smallest|least|fewest|coldest|coolest|weakest|earliest|oldest|"
+    r"lower|less|smaller|fewer|colder|cooler|weaker|earlier|older"
 )
-COMPARISON_WORDS = frozenset(_MORE.replace("\n", "").split("|") + _LESS.split("|"))
+# "issued first?", "expires last:": in time, at the end of a clause ("first aid" is none)
+_ORDER = ("first", "last")
+COMPARISON_WORDS = frozenset(_MORE.split("|") + _LESS.split("|") + list(_ORDER))
 """The single words that make a comparison ("higher", "lowest" ...)."""
-_DIRECTION = re.compile(rf"\b(?P<more>{_MORE})\b|\b(?P<less>{_LESS})\b", re.I)
+_DIRECTION = re.compile(
+    rf"\b(?P<more>{_MORE}|last(?=\s*(?:[:?,.;]|$)))\b"
+    rf"|\b(?P<less>{_LESS}|first(?=\s*(?:[:?,.;]|$)))\b",
+    re.I,
+)
 _POLAR = re.compile(r"^\s*(?:is|are|does|do|has|have|was|were|can|could|will|would)\b", re.I)
 _ASKING = (  # words a question or request starts with
     r"what|which|who|whose|where|when|why|how|is|are|was|were|do|does|did|has|have|had|"

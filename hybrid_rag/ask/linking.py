@@ -35,7 +35,7 @@ class _Label:
 
 
 class SubjectIndex:
-    """Product names per document, matched against questions.
+    """The names of each document's subject, matched against questions.
 
     A label matches when the question contains most of its IDF weight (``min_coverage``).
     Among matches, one whose matched tokens are all explained by better matches is dropped,
@@ -62,6 +62,18 @@ class SubjectIndex:
         out = SubjectIndex((), min_coverage=self._min)
         out._labels = [lab for lab in self._labels if lab.doc_id in keep]
         out._idf = self._idf
+        return out
+
+    def with_names(self, names: Iterable[tuple[str, str]]) -> SubjectIndex:
+        """The same index with more names: ``(doc_id, name)`` pairs (IDF weights kept)."""
+        out = SubjectIndex((), min_coverage=self._min)
+        extra = [
+            _Label(doc, name, toks, tuple(t for t in tokens(name) if t not in STOPWORDS))
+            for doc, name in names
+            if name and (toks := _label_tokens(name))
+        ]
+        out._labels = [*self._labels, *extra]
+        out._idf = {**{t: self._idf.get(t, 1.0) for e in extra for t in e.toks}, **self._idf}
         return out
 
     def __len__(self) -> int:

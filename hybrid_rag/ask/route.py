@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
 
-from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView, analyse
+from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView, analyse, pair_question
 from hybrid_rag.ask.grammar import creative_request, unsafe_request
 from hybrid_rag.ask.linking import HEAD_SHARE, SubjectMatch
 from hybrid_rag.models import ChatMessage
@@ -140,16 +140,25 @@ class OfflineRouter:
                 _direct(question, "out_of_scope", f"Not found: no document is about {near}."),
                 missing=(near,),
             )
+        if len(a.subjects) == 1 and pair_question(question):
+            other = _unknown_name(question, scope)  # "Do A and <unknown> ... the same ...?"
+            if other is not None:
+                return replace(
+                    _direct(question, "out_of_scope", f"Not found: no document is about {other}."),
+                    missing=(other,),
+                    unlinked=(other,),
+                )
         if not a.subjects:
             unknown = _unknown_name(question, scope) or (
                 None if scope.scoped else _unlinked_name(question, scope)
             )
-            if unknown is not None:
+            if unknown is not None:  # the supervisor looks for it in the documents' text
                 return replace(
                     _direct(
                         question, "out_of_scope", f"Not found: no document is about {unknown}."
                     ),
                     missing=(unknown,),
+                    unlinked=(unknown,),
                 )
             about_scope = scope.scoped and 0 < len(scope.doc_ids) <= SCOPE_AS_SUBJECT
             if not a.properties and not _known_words(question, scope, scoped=about_scope):

@@ -17,11 +17,14 @@
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import PurePath
 from typing import Any, Literal
 
 import anyio
@@ -50,6 +53,7 @@ from hybrid_rag.protocols import (
     QuestionRouter,
     VectorStore,
 )
+from hybrid_rag.text import tokens
 
 __all__ = ["AskParts", "History", "SubjectIndexCache", "Supervisor", "check_docs"]
 
@@ -224,6 +228,11 @@ class Supervisor:
 
         with track_usage() as routing:  # an LLM router's calls count in Answer.usage
             analysis = await self.parts.router.route(question, scope=view, history=turns)
+            if analysis.intent == "out_of_scope" and analysis.unlinked:
+                named = await self._named_in_text(analysis.unlinked, scope, scoped)
+                if named:  # a name the documents print, if no subject's: route again
+                    view = replace(view, subjects=view.subjects.with_names(named))
+                    analysis = await self.parts.router.route(question, scope=view, history=turns)
         t_route = time.perf_counter()
         if analysis.answered_directly:
             direct = _direct(analysis, mode=mode, scope=doc_list, t0=t0)
@@ -247,6 +256,34 @@ class Supervisor:
             if d not in have:
                 raise DocumentNotFoundError(f"unknown document id {d!r} in docs=")
         return docs, True
+
+    async def _named_in_text(
+        self, names: Sequence[str], scope: list[str], scoped: bool
+    ) -> list[tuple[str, str]]:
+        """``(doc_id, name)`` for the documents whose first page or file name prints a
+        name that links no subject ("Flipkart" on a seller's invoice). Out of scope means
+        the documents do not cover a name, not that it failed to link."""
+        p = self.parts
+        found: dict[str, str] = {}
+        infos = await p.workers.run(p.catalog.list)
+        inside = set(scope)
+        for name in names:
+            want = tokens(name)
+            if not want:
+                continue
+            files = [i.doc_id for i in infos if _in_order(_file_words(i.source), want)]
+            files = [d for d in files if d in inside]
+            if files:  # the documents a file name gives, before those that mention the name
+                found.update((d, name) for d in files)
+                continue
+            within = scope if scoped else None
+            hits = await p.workers.run(
+                partial(p.vectors.keyword_search, name, k=_NAME_HITS, doc_ids=within)
+            )
+            for hit in hits:
+                if hit.chunk.page == 1 and _in_order(tokens(hit.chunk.text), want):
+                    found.setdefault(hit.chunk.doc_id, name)
+        return sorted(found.items())
 
     def _view(self, scope: list[str], scoped: bool) -> ScopeView:
         full = self.parts.subjects.get(self.parts.catalog)
@@ -559,3 +596,19 @@ def _log(answer: Answer, timings: dict[str, float]) -> None:
 
 def _ms(t0: float, t1: float | None = None) -> float:
     return round(((time.perf_counter() if t1 is None else t1) - t0) * 1000, 2)
+
+
+_NAME_HITS = 40
+"""Chunks searched for a name the subjects' names do not hold."""
+
+
+def _in_order(words: Sequence[str], want: Sequence[str]) -> bool:
+    """Whether ``want`` occurs in ``words`` as a run."""
+    n = len(want)
+    return any(list(words[i : i + n]) == list(want) for i in range(len(words) - n + 1))
+
+
+def _file_words(source: str) -> list[str]:
+    """The words of a file's name ("FlipkartInvoice.pdf" -> "flipkart", "invoice")."""
+    stem = PurePath(source).stem
+    return tokens(re.sub(r"(?<=[a-z])(?=[A-Z])|[-_.]", " ", stem))

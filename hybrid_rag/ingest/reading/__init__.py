@@ -22,7 +22,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hybrid_rag.ingest.reading._derive import _derive, _with_chunks
+from hybrid_rag.ingest.reading._derive import (
+    _derive,
+    _in_currency,
+    _printed_currency,
+    _with_chunks,
+)
 from hybrid_rag.ingest.reading._labels import _compile
 from hybrid_rag.ingest.reading._names import _names
 from hybrid_rag.ingest.reading._scan import _scan_page
@@ -81,9 +86,12 @@ def extract_offline(
     for page in pages:
         _scan_page(state, page)
     _derive(state)
+    _printed_currency(state, pages)
+    _in_currency(state)
     found = state.result()
     model = ontology.document_model() if isinstance(ontology, OntologyMatching) else None
-    subject, aliases, fallback = _names(pages, found, source_name, model or DocumentModel(), reader)
+    model = model or DocumentModel()
+    subject, aliases, fallback = _names(pages, found, source_name, model, reader)
     warnings: list[str] = []
     if fallback:
         warnings.append(f"{NO_NAME}; using {subject!r}")

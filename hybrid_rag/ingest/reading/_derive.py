@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from hybrid_rag.ingest.reading._labels import _Prop
 from hybrid_rag.ingest.reading._state import _State
-from hybrid_rag.ingest.reading._typed import currency_of
+from hybrid_rag.ingest.reading._typed import currency_of, parse_amount, parse_date
 from hybrid_rag.ingest.reading._values import parse_quantity
 from hybrid_rag.types import ExtractedFact
 
@@ -36,6 +36,39 @@ def _derive(state: _State) -> None:
                 break
 
 
+def _printed_currency(state: _State, pages: Sequence[Page]) -> None:
+    """A currency property no value carried: the currency of the first amount the
+    document prints with one ("Rs -40.00" in a line of text), with that line's quote."""
+    for prop in state.comp.props.values():
+        if prop.kind != "currency" or any(f.prop == prop.name for f in state.facts):
+            continue
+        for page in pages:
+            for line in page.text.splitlines():
+                if (amount := parse_amount(line)) is not None and line.strip():
+                    state.add(ExtractedFact(prop.name, amount[1], line.strip(), page.number))
+                    break
+            else:
+                continue
+            break
+
+
+def _in_currency(state: _State) -> None:
+    """Amounts printed without a currency are in the document's own: a number value of a
+    property the currency is read from (``read_from``) takes the currency as its unit."""
+    for prop in state.comp.props.values():
+        if prop.kind != "currency" or not prop.read_from:
+            continue
+        code = next((f.value for f in state.facts if f.prop == prop.name), None)
+        if code is None:
+            continue
+        state.facts = [
+            replace(f, unit=code)
+            if f.prop in prop.read_from and f.number is not None and f.unit is None
+            else f
+            for f in state.facts
+        ]
+
+
 def _carried(prop: _Prop, source: ExtractedFact) -> ExtractedFact | None:
     """The clause of ``source``'s value that holds a value of ``prop``.
 
@@ -54,6 +87,8 @@ def _carried(prop: _Prop, source: ExtractedFact) -> ExtractedFact | None:
         if prop.kind in ("temperature", "number", "range", "date"):
             if number is None:
                 continue
+            if prop.kind == "date" and (found := parse_date(clause)) is not None:
+                clause = found[1]  # the date as printed, not the words around it
         elif prop.pattern is not None:
             run = list(itertools.takewhile(prop.pattern.search, clauses[i + 1 : i + 3]))
             clause = " ".join([clause.strip(), *(c.strip() for c in run)])

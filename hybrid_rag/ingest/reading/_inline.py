@@ -104,7 +104,9 @@ def read_inline(state: _State, page: Page, line: str, line_start: int, *, at: in
     return kept
 
 
-_GLUED_NUMBER = re.compile(r"[-−]?\d[\d.,]*\d(?=\D*$)|[-−]?\d(?=\D*$)")
+_GLUED_NUMBER = re.compile(
+    r"(?<![\d.,])[-−]?(?:\d{1,3}(?:[.,']\d{3})+|\d+)(?:[.,]\d{1,2})?(?=\D*$)"
+)  # one well-formed number ("5.00"), not digits run together ("29.995.0024.99")
 
 
 def _glued(line: str, at: int) -> bool:

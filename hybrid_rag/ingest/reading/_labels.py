@@ -136,6 +136,13 @@ def _trie_add(trie: dict[str, object], key: str, name: str) -> None:
         node[_END] = (*names, name)
 
 
+def _camel(text: str, k: int) -> bool:
+    """A word ends at ``k`` although a letter follows: the next word starts with a capital
+    glued to it ("Montant EUR TTCMontant TVA", "TotaalExclusief")."""
+    nxt = text[k + 1]
+    return nxt.isupper() and (text[k].islower() or text[k + 2 : k + 3].islower())
+
+
 def _match_labels(trie: dict[str, object], text: str) -> list[tuple[tuple[str, ...], int]]:
     """Labels at the start of ``text`` ending on a word boundary, longest first:
     ``(properties, end)`` pairs."""
@@ -153,6 +160,6 @@ def _match_labels(trie: dict[str, object], text: str) -> list[tuple[tuple[str, .
             break
         node = nxt  # type: ignore[assignment]
         names = node.get(_END)
-        if names is not None and (k + 1 >= n or not text[k + 1].isalnum()):
+        if names is not None and (k + 1 >= n or not text[k + 1].isalnum() or _camel(text, k)):
             found.append((names, k + 1))  # type: ignore[arg-type]
     return found[::-1]

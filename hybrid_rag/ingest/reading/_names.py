@@ -42,14 +42,22 @@ def _clean_name(value: str) -> str:
 
 def _stem_name(source_name: str | None) -> str:
     """A name made from a file name: ids and dates cut off, words split apart
-    ("acetone-hplc-grade-6732361021b8a.pdf" -> "Acetone Hplc Grade",
-    "AmazonWebServices.pdf" -> "Amazon Web Services")."""
+    ("acetone-hplc-grade-6732361021b8a.pdf" -> "Acetone Hplc Grade"); a one-word name
+    as the file spells it, a number apart ("QualityHosting.pdf" -> "QualityHosting",
+    "coolblue1.pdf" -> "Coolblue 1")."""
     if not source_name:
         return "Untitled document"
     stem = _STEM_ID.sub("", Path(source_name).stem)
-    if not re.search(r"[-_ ]", stem) and re.search(r"[a-z][A-Z]", stem):
-        return _CAMEL.sub(" ", stem).strip() or "Untitled document"
+    if not re.search(r"[-_ ]", stem):  # one word as the file spells it: "QualityHosting"
+        word = re.sub(r"(?<=[A-Za-z])(?=\d)", " ", stem)  # a number apart: "Coolblue 1"
+        return (word[:1].upper() + word[1:]) or "Untitled document"
     return re.sub(r"[-_]+", " ", stem).strip().title() or "Untitled document"
+
+
+def _split_words(stem: str) -> str:
+    """A one-word file name's words: "AmazonWebServices" -> "Amazon Web Services",
+    "coolblue1" -> "coolblue 1"."""
+    return _CAMEL.sub(" ", stem).strip()
 
 
 def _placeholder(name: str) -> bool:
@@ -86,15 +94,16 @@ def _names(
         subject = fields[0]
     else:
         subject, fallback = _stem_name(source_name), True
+    codes = [first_code(f.value) for p in model.identifying for f in stated if f.prop == p]
     stem = _STEM_ID.sub("", Path(source_name).stem) if source_name and fallback else ""
-    aliases = [stem] if stem and " " not in stem and stem.lower() != subject.lower() else []
+    aliases = [_split_words(stem)] if stem and not re.search(r"[-_ ]", stem) else []
     aliases += [
         part.strip(" .")
         for prop in model.naming
         for v in values[prop]
         for part in re.split(r"[;|]", v)
     ]
-    aliases += [first_code(f.value) for p in model.identifying for f in stated if f.prop == p]
+    aliases += codes
     if pack is not None:
         aliases += pack.aliases(facts)
     out: list[str] = []

@@ -92,3 +92,33 @@ def part_row(state: _State, page: Page, line: str, start: int) -> bool:
 
 def _text_column(state: _State, col: str | None) -> bool:
     return col is not None and state.comp.props[col].kind in _TEXTUAL
+
+
+_CENTS = re.compile(r"[-−]?\d{1,6}[.,]\d{2}")
+
+
+def header_row(state: _State, page: Page, line: str, nxt: str, start: int, end: int) -> bool:
+    """A header of the subject's own properties and one row of amounts under it
+    ("Montant EUR TTC Montant TVA Montant EUR HT" over "29.99 5.00 24.99 ..."). The row's
+    leading amounts are read left to right, one per column; text extraction that runs
+    the cells together ("29.995.0024.99") is split on their two decimals. ``start`` and
+    ``end`` bound the two lines in ``page.text``; whether they were such a header and row."""
+    from hybrid_rag.ingest.reading._inline import label_spans
+
+    spans = label_spans(state, line)
+    cols = [name for _s, _e, name in spans]
+    covered = sum(len(_squash(line[s:e])) for s, e, _n in spans)
+    if len(cols) < 2 or covered < 0.8 * len(_squash(line)):
+        return False
+    if any(state.comp.props[c].kind != "number" or state.comp.props[c].unit for c in cols):
+        return False
+    head = re.match(r"[-−\d.,\s]+", nxt)
+    amounts = _CENTS.findall(head.group(0)) if head else []
+    if len(amounts) < len(cols):
+        return False
+    quote = page.text[start:end]
+    for name, value in zip(cols, amounts, strict=False):
+        fact = _make_fact(state.comp.props[name], value, quote, page.number)
+        if fact is not None:
+            state.add(fact)
+    return True

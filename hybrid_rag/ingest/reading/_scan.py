@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from hybrid_rag.ingest.reading._inline import cut_at_label, read_inline
 from hybrid_rag.ingest.reading._labels import _match_labels, _squash
-from hybrid_rag.ingest.reading._parts import part_header, part_row
+from hybrid_rag.ingest.reading._parts import header_row, part_header, part_row
 from hybrid_rag.ingest.reading._state import _fitting, _State
 from hybrid_rag.ingest.reading._tables import _PAGE_LINE, _id_cells, _table_header, _table_row
 from hybrid_rag.ingest.reading._values import _MAX_PROCEDURE, _MAX_VALUE, _SEP, _make_fact
@@ -78,6 +78,11 @@ def _scan_page(state: _State, page: Page) -> None:
             continue
         _track_section(state, line)
         if _part_table(state, page, line, s):
+            continue
+        if idx < len(spans) and header_row(
+            state, page, line, text[slice(*spans[idx])], s, spans[idx][1]
+        ):
+            idx += 1
             continue
         hit = _line_label(state, line)
         if hit is None:
@@ -220,7 +225,10 @@ def _label_fact(
                 return False
         heading = _LABEL_ONLY.fullmatch(text[sep_end:cut].strip()) is not None
         if not _next_value(state, text, spans[idx], qualified or heading, prop):
-            return False
+            ahead = _typed_ahead(state, text, spans, idx, prop, page.number)
+            if ahead is None:
+                return False
+            idx = ahead
         value, end = text[spans[idx][0] : spans[idx][1]].strip(), spans[idx][1]
     if prop.kind == "text" and end == spans[idx][1]:
         value, end = _continue(state, text, spans, idx, value, end)
@@ -240,6 +248,31 @@ def _label_fact(
 _TYPED_KINDS = frozenset(["number", "date", "currency"])
 _LABEL_ONLY = re.compile(r"[A-Z][\w'/&.-]*(?: [\w'/&.-]+){0,3}\s?:")
 _VALUE_START = re.compile(r"\s*(?:[-−+<>≤≥~]\s?)?(?:\d|[$€£¥₹]|Rs\b|[A-Z]{3}\s?\d)")
+
+
+def _typed_ahead(
+    state: _State, text: str, spans: list[tuple[int, int]], idx: int, prop: _Prop, page: int
+) -> int | None:
+    """For a date or an amount whose label stands alone, the first of the next few short
+    lines that is a value of that type, past lines other labels take ("Rechnungsdatum",
+    "Kundennr.30064443", "7. Mai 2014"): a layout whose text order puts the values of a
+    block of labels out of line."""
+    if prop.kind not in ("date", "number") or prop.unit:
+        return None
+    for j in range(idx, min(idx + _AHEAD, len(spans))):
+        line = text[spans[j][0] : spans[j][1]].strip()
+        if not line or len(line) > _SHORT:
+            return None
+        found = _make_fact(prop, line, line, page)
+        if found is not None and found.number is not None and len(found.value) >= len(line) - 3:
+            return j  # the whole line is the value ("7. Mai 2014" is no "7. Handling")
+        if _SECTION.match(line):
+            return None
+    return None
+
+
+_AHEAD = 3
+_SHORT = 40
 
 
 def _numbered(text: str, line_start: int, qs: int) -> bool:

@@ -81,8 +81,8 @@ def _latest_entries(facts: list[ExtractedFact], props: dict[str, _Prop]) -> list
     for f in facts:
         m = _ENTRY.fullmatch(f.value) if f.status == "stated" and not f.object_label else None
         prop = props.get(f.prop)
-        if m is None or prop is None or prop.kind == "procedure":
-            continue
+        if m is None or prop is None or prop.kind in ("procedure", "date"):
+            continue  # steps stay numbered; "7. Mai 2014" is a date, not entry 7
         if int(m.group(1)) > best.get(f.prop, (-1, f))[0]:
             best[f.prop] = (int(m.group(1)), replace(f, value=m.group(2)))
     out: list[ExtractedFact] = []

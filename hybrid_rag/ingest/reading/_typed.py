@@ -15,10 +15,10 @@ import re
 from datetime import date
 from functools import lru_cache
 
+from hybrid_rag._vocab import DATE_UNIT
+
 __all__ = ["CURRENCY", "DATE_UNIT", "currency_of", "parse_amount", "parse_date", "to_number"]
 
-DATE_UNIT = "date"
-"""The ``unit`` of a date's number (days since 1970-01-01)."""
 
 _EPOCH = date(1970, 1, 1)
 # ISO 4217 codes and the symbols printed for the most used currencies
