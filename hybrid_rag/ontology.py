@@ -184,7 +184,7 @@ class TurtleOntology:
             graph.parse(data=text, format="turtle")
         except Exception as exc:  # rdflib raises many parser-specific types
             raise OntologyError(f"invalid Turtle in ontology {source}: {exc}") from exc
-        return _from_graph(graph, source=source)
+        return _from_graph(graph, source=source, order=_declaration_order(text))
 
     @classmethod
     def from_file(cls, path: str | Path) -> TurtleOntology:
@@ -279,7 +279,8 @@ class TurtleOntology:
         Without the annotation: ``identifier`` for a property that identifies the
         subject, ``number`` for an ``rdfs:range`` of ``xsd:decimal`` (or another
         numeric type) or a property with a unit, ``date`` for ``xsd:date`` (and
-        ``dateTime``, ``gYear``, ``gYearMonth``), else ``text``.
+        ``dateTime``, ``gYear``, ``gYearMonth``), ``currency`` for a property whose
+        local name or label has the word "currency", else ``text``.
         """
         said = self._annotations.get(name, {}).get("valueKind")
         if said is not None:
@@ -291,7 +292,10 @@ class TurtleOntology:
             return "identifier"
         if prop.range in _NUMERIC or prop.unit:
             return "number"
-        return "date" if prop.range in _DATES else "text"
+        if prop.range in _DATES:
+            return "date"
+        words = {*_split_camel(prop.name).lower().split(), *prop.label.lower().split()}
+        return "currency" if "currency" in words else "text"
 
     def document_model(self) -> DocumentModel:
         """What documents are about and which properties name and identify it."""
@@ -313,8 +317,18 @@ class TurtleOntology:
         return int(value) if value is not None and value.isdigit() and int(value) > 0 else None
 
     def read_from(self, name: str) -> tuple[str, ...]:
-        """Properties whose stated values may also carry this one's (``hr:readFrom``)."""
-        return self._read_from.get(name, ())
+        """Properties whose stated values may also carry this one's (``hr:readFrom``).
+
+        Without the annotation, a currency is read from the numbers of its own class (the
+        amounts printed with it)."""
+        if name in self._read_from or self.value_kind(name) != "currency":
+            return self._read_from.get(name, ())
+        domain = self._by_name[name].domain
+        return tuple(
+            p.name
+            for p in self._props
+            if p.domain == domain and p.name != name and self.value_kind(p.name) == "number"
+        )
 
     def narrower(self, name: str) -> tuple[str, ...]:
         """The property's sub-properties (``rdfs:subPropertyOf`` it), in ontology order."""
@@ -497,7 +511,16 @@ def _rank(value: str) -> float | None:
     return n if n > 0 else None
 
 
-def _from_graph(graph: Any, *, source: str) -> TurtleOntology:
+def _declaration_order(text: str) -> dict[str, int]:
+    """Where each term is first declared in the Turtle text (``ex:total a ...``), by its
+    local name: the order the author wrote the terms in (a graph keeps none)."""
+    found: dict[str, int] = {}
+    for m in re.finditer(r"(?m)^\s*(?:\w*:|<[^>]*[#/])(\w[\w-]*)>?\s+a\s", text):
+        found.setdefault(m.group(1), m.start())
+    return found
+
+
+def _from_graph(graph: Any, *, source: str, order: dict[str, int] | None = None) -> TurtleOntology:
     from rdflib import RDF, URIRef
 
     owl_classes = [URIRef(_OWL + "Class"), URIRef(_RDFS + "Class")]
@@ -542,7 +565,7 @@ def _from_graph(graph: Any, *, source: str) -> TurtleOntology:
         read_from=read_from,
         narrower={k: tuple(v) for k, v in narrower.items()},
         lower_when_more=inverse,
-        model=_document_model(graph, classes, props, annotations, namespace),
+        model=_document_model(graph, classes, props, annotations, namespace, order or {}),
         prefix=_prefix(graph, namespace),
         source=source,
     )
@@ -564,6 +587,7 @@ def _document_model(
     props: Sequence[PropertyDef],
     annotations: dict[str, dict[str, str]],
     namespace: str,
+    order: dict[str, int],
 ) -> DocumentModel:
     """The document model: annotations where given, defaults from standard vocabulary."""
     subject = _subject_class(graph, classes, props, namespace)
@@ -571,7 +595,9 @@ def _document_model(
     part_classes = {c for _p, c in parts}
     own = [p for p in props if subject is not None and _local(p.domain or "") == subject]
     marked = _marked(graph, own, "namesSubject")
-    naming = marked or _default_naming(graph, own, part_classes)
+    naming = marked or tuple(
+        sorted(_default_naming(graph, own, part_classes), key=lambda n: order.get(n, 1 << 30))
+    )
     ident = _marked(graph, own, "identifiesSubject") or _keys(graph, subject, classes)
     if not ident and not marked:  # an ontology that marks its names marks its identifiers
         ident = tuple(

@@ -323,8 +323,11 @@ class QuestionAnalysis:
         noun: what the answer calls one document ("invoice"; ``DocumentModel``).
         kind_words: words of the ontology's class labels ("invoice", "receipt"): they
             name the kind of document, not a property or a value.
-        typed: the asked properties whose values are numbers, dates or codes: a line
-            of text is no value of theirs unless it holds a digit.
+        typed: the asked properties whose values are numbers or dates: a line of text
+            is no value of theirs unless it holds a digit.
+        patterns: ``(property, regular expression)`` for the asked properties whose
+            values have a shape (``valuePattern``): a line of text is no value of theirs
+            unless it has that shape.
         unlinked: names the question gives that link to no subject's names; the
             supervisor looks for them in the documents' text before it calls the
             question out of scope.
@@ -346,6 +349,7 @@ class QuestionAnalysis:
     noun: str = "document"
     kind_words: frozenset[str] = frozenset()
     typed: frozenset[str] = frozenset()
+    patterns: tuple[tuple[str, str], ...] = ()
     unlinked: tuple[str, ...] = ()
 
     @property

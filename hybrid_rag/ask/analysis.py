@@ -66,7 +66,7 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     subjects = tuple(index.link(question))
     if len(subjects) >= 2:  # "Which is denser, A or B?" asks which is more dense
         question = _comparatives_spelt_out(question, ontology)
-    asked = without_names(question, subjects)
+    asked = without_names(question, subjects, keep=_document_words(ontology))
     props = _circumstance_last(asked, tuple(match_properties(asked, ontology)), ontology)
     props = _with_narrower(_parts_last(props, ontology), ontology)
     text = norm(question)
@@ -114,17 +114,40 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         noun=document_model(ontology).document_noun,
         kind_words=_kind_words(ontology),
         typed=_typed(props, ontology),
+        patterns=_patterns(props, ontology),
     )
 
 
-_TYPED_KINDS = frozenset(["number", "date", "identifier", "temperature", "range"])
+_TYPED_KINDS = frozenset(["number", "date", "temperature", "range"])
+
+
+def _patterns(props: Sequence[PropertyDef], ontology: Ontology) -> tuple[tuple[str, str], ...]:
+    """The asked properties' value patterns (the shape of an identifier)."""
+    if not isinstance(ontology, OntologyMatching):
+        return ()
+    out: list[tuple[str, str]] = []
+    for p in props:
+        pattern = ontology.value_pattern(p.name)
+        if pattern is None and ontology.value_kind(p.name) == "identifier":
+            pattern = r"\d"  # a code without a pattern has a digit
+        if pattern is not None:
+            out.append((p.name, pattern))
+    return tuple(out)
 
 
 def _typed(props: Sequence[PropertyDef], ontology: Ontology) -> frozenset[str]:
-    """The asked properties whose values are numbers, dates or codes."""
+    """The asked properties whose values are numbers or dates."""
     if not isinstance(ontology, OntologyMatching):
         return frozenset()
     return frozenset(p.name for p in props if ontology.value_kind(p.name) in _TYPED_KINDS)
+
+
+def _document_words(ontology: Ontology) -> frozenset[str]:
+    """Tokens of the subject class's labels: what a question calls a document."""
+    model = document_model(ontology)
+    cls = next((c for c in ontology.classes() if c.name == model.subject_class), None)
+    labels = (cls.label, *cls.alt_labels) if cls is not None else ()
+    return frozenset(t for label in labels for t in tokens(label))
 
 
 def _kind_words(ontology: Ontology) -> frozenset[str]:

@@ -298,7 +298,7 @@ def _lookup(
                 focus=focus,
                 budget=share,
                 noun=a.noun,
-                typed=prop.name in a.typed,
+                shape=_shape(a, prop.name),
             )
             if said is None:
                 continue
@@ -393,6 +393,14 @@ def _asks_more(a: QuestionAnalysis) -> bool:
     return bool(set(content_tokens(a.question, drop=frozenset(named))) - stems)
 
 
+def _shape(a: QuestionAnalysis, prop: str) -> str | None:
+    """What a passage line must hold to give a value of ``prop``: a digit for a number or
+    date, the pattern of an identifier, else ``None`` (any word)."""
+    if prop in a.typed:
+        return r"\d"
+    return next((pat for name, pat in a.patterns if name == prop), None)
+
+
 def _named_parts(a: QuestionAnalysis, facts: list[Fact]) -> list[Fact]:
     """Facts of one property about several parts of a document (an invoice's lines):
     those of the part the question names (most of its label's words in the question),
@@ -422,7 +430,7 @@ def _prop_text(
     focus: frozenset[str] = frozenset(),
     budget: int = MAX_CHARS,
     noun: str = "document",
-    typed: bool = False,
+    shape: str | None = None,
 ) -> tuple[str, list[Evidence]] | None:
     """What the document says about one property: value, stated-unavailable, or not stated.
 
@@ -443,7 +451,7 @@ def _prop_text(
         return f"{prop.label} {' / '.join(vals)} {_cite(f0.evidence)}", [f0.evidence]
     if (prop.kind == "object" or procedure) and not facts:
         return None  # described in prose: the passages answer better than "not stated"
-    line = _label_line(prop, passages, doc_id, opening=bool(facts), digits=typed)
+    line = _label_line(prop, passages, doc_id, opening=bool(facts), shape=shape)
     if line is not None:
         return line
     if facts:
@@ -460,7 +468,7 @@ def _label_line(
     doc_id: str,
     *,
     opening: bool = False,
-    digits: bool = False,
+    shape: str | None = None,
 ) -> tuple[str, list[Evidence]] | None:
     """A passage line that prints the property's label (as words) followed by a value.
 
@@ -468,9 +476,9 @@ def _label_line(
     "CAS number Concentration" also prints the label). With ``opening`` (the sheet
     says elsewhere that the value is not available) the label must open the line, after
     a bullet or item number: "Vapor Density ..." is then no density line, and "Listed,
-    Diethanolamine (CAS #111-42-2)" no CAS number of the product. With ``digits`` (a
-    number, date or code) the value must hold a digit: "... Services Tax at applicable
-    rates" is no tax amount.
+    Diethanolamine (CAS #111-42-2)" no CAS number of the product. With ``shape`` (a
+    regular expression: a digit for numbers and dates, an identifier's pattern) the value
+    must have it: "... Services Tax at applicable rates" is no tax amount.
     """
     lead = r"^[\s•*-]*(?:\d{1,2}(?:\.\d{1,2})*\.?\s+)?" if opening else r"(?<![\w])"
     labels = [
@@ -488,7 +496,8 @@ def _label_line(
             for pattern in labels:
                 m = pattern.search(norm(line))
                 rest = m.group(1).strip(" :.-") if m else ""
-                if re.search(r"\d" if digits else r"[0-9a-z]", rest):
+                fits = re.search(shape, rest, re.I) if shape else re.search(r"[0-9a-z]", rest)
+                if fits:
                     found.append((bool(re.search(r"\d", rest)), p, line.strip()))
                     break
     if not found:

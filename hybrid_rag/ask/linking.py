@@ -276,10 +276,14 @@ def _by_doc(labels: list[_Label]) -> dict[str, set[str]]:
     return out
 
 
-def without_names(question: str, subjects: Sequence[SubjectMatch]) -> str:
+def without_names(
+    question: str, subjects: Sequence[SubjectMatch], *, keep: frozenset[str] = frozenset()
+) -> str:
     """The question with the linked subjects' names taken out: their words name no
-    property, and a phrase split by a name ("How toxic is X if inhaled") closes up."""
-    named = {t for p in subjects for t in p.matched}
+    property, and a phrase split by a name ("How toxic is X if inhaled") closes up.
+    Words in ``keep`` stay (a kind of document, "invoice", may open a property's label:
+    "invoice number")."""
+    named = {t for p in subjects for t in p.matched} - keep
     if not named:
         return question
     kept = [w for w in question.split() if not tokens(w) or not set(tokens(w)) <= named]

@@ -136,14 +136,22 @@ def _keep(state: _State, name: str, value: str, page: Page, qs: int, qe: int) ->
     return True
 
 
-def cut_at_label(state: _State, line: str, at: int) -> int:
+def cut_at_label(state: _State, line: str, at: int, *, kind: str = "text") -> int:
     """Where the value starting at ``line[at:]`` ends: before the next label inside the
-    line that is followed by a colon or glued to the value ("... € 717,97Exclusief BTW");
-    the line's end when there is none."""
-    for ls, le, _name in label_spans(state, line, start=at):
+    line that is followed by a colon or glued to the value ("... € 717,97Exclusief BTW"),
+    or, for a number, before a label of another number once a number was read ("Freight
+    € 35,00 Total € 1.381,40"); the line's end when there is none."""
+    for ls, le, name in label_spans(state, line, start=at):
         if ls <= at:
             continue
         colon = re.match(r"\s*:", line[le:]) is not None
         if colon or _glued(line, ls):
             return ls
+        typed = kind in _TYPED and state.comp.props[name].kind in _TYPED
+        if typed and _has_number(line[at:ls]) and _has_number(line[le:]):
+            return ls
     return len(line)
+
+
+def _has_number(text: str) -> bool:
+    return re.search(r"\d", text) is not None

@@ -87,13 +87,14 @@ def _local(iri: str | None) -> str:
 
 
 def _prop(p: PropertyDef, hints: OntologyMatching | None, *, part: str | None = None) -> _Prop:
+    unit = p.unit or ("%" if any("%" in label for label in p.labels) else None)  # "Tax (%)"
     if hints is None:
-        return _Prop(p.name, _guess_kind(p.unit), p.unit, None)
+        return _Prop(p.name, _guess_kind(unit), unit, None)
     pat = hints.value_pattern(p.name)
     return _Prop(
         p.name,
         hints.value_kind(p.name),
-        p.unit,
+        unit,
         re.compile(pat) if pat else None,
         hints.section(p.name),
         hints.read_from(p.name),

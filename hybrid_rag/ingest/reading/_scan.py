@@ -20,6 +20,7 @@ from hybrid_rag.ingest.reading._parts import header_row, part_header, part_row
 from hybrid_rag.ingest.reading._state import _fitting, _State
 from hybrid_rag.ingest.reading._tables import _PAGE_LINE, _id_cells, _table_header, _table_row
 from hybrid_rag.ingest.reading._values import _MAX_PROCEDURE, _MAX_VALUE, _SEP, _make_fact
+from hybrid_rag.types import ExtractedFact
 
 if TYPE_CHECKING:
     from hybrid_rag.ingest.reading._labels import _Prop
@@ -201,7 +202,10 @@ def _label_fact(
     if _numbered(text, spans[idx][0], qs) and ":" not in text[le:sep_end] and _squash(rest):
         return False  # a numbered subsection title, not "label: value"
     line_start = spans[idx][0]
-    cut = line_start + cut_at_label(state, text[line_start:line_end], sep_end - line_start)
+    kind = state.comp.props[name].kind
+    cut = line_start + cut_at_label(
+        state, text[line_start:line_end], sep_end - line_start, kind=kind
+    )
     value = text[sep_end:cut].strip()
     end = cut
     prop = state.comp.props[name]
@@ -238,6 +242,7 @@ def _label_fact(
     state.add(fact)
     if state.pack is not None:
         state.pack.derived(state, fact)
+    _rivals(state, text[qs:le], fact, value, text[qs:end].rstrip(), page.number)
     if end < spans[idx][1]:  # another label further on the line
         read_inline(
             state, page, text[spans[idx][0] : spans[idx][1]], spans[idx][0], at=end - spans[idx][0]
@@ -248,6 +253,25 @@ def _label_fact(
 _TYPED_KINDS = frozenset(["number", "date", "currency"])
 _LABEL_ONLY = re.compile(r"[A-Z][\w'/&.-]*(?: [\w'/&.-]+){0,3}\s?:")
 _VALUE_START = re.compile(r"\s*(?:[-−+<>≤≥~]\s?)?(?:\d|[$€£¥₹]|Rs\b|[A-Z]{3}\s?\d)")
+
+
+def _rivals(
+    state: _State, label: str, kept: ExtractedFact, value: str, quote: str, page: int
+) -> None:
+    """Other numbers the same label names, in another unit: "BTW 21% € 124,61" under a
+    label two properties share is the rate (in %) and the amount (in euro)."""
+    prop = state.comp.props[kept.prop]
+    if prop.kind != "number":
+        return
+    hits = _match_labels(state.comp.trie, label)
+    names = next((n for n, end in hits if end == len(label)), ())
+    for name in names:
+        other = state.comp.props[name]
+        if name == kept.prop or other.kind != "number" or other.unit == prop.unit or other.part:
+            continue
+        fact = _make_fact(other, value, quote, page)
+        if fact is not None and fact.number is not None and fact.unit != kept.unit:
+            state.add(fact)
 
 
 def _typed_ahead(

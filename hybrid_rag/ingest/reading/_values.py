@@ -128,7 +128,10 @@ def _parse_number(value: str, unit: str | None) -> tuple[float | None, str | Non
             return amount
         if _ROW.fullmatch(value):  # a totals row ("1 278.61 40.39 319.00"): its last cell
             return to_number(value.split()[-1]), None
+        rate = _RATE.search(value)
         value = _RATE.sub(" ", value)  # "21%" is a rate, not the amount beside it
+        if rate is not None and not _FIRST_NUM.search(value):  # "14.50%" alone: the rate
+            return to_number(rate.group(0).rstrip(" %")), "%"
     if unit:
         esc = re.escape(unit).replace(r"\ ", r"\s*")
         # a range before the unit ("3500 - 4700 mg/kg") keeps its lower bound
@@ -175,6 +178,8 @@ def _make_fact(prop: _Prop, value: str, quote: str, page: int) -> ExtractedFact 
         return ExtractedFact(prop.name, value, quote, page, status="unavailable")
     if prop.pattern is not None and not prop.pattern.search(value):
         return None
+    if prop.kind == "identifier" and prop.pattern is None and not re.search(r"\d", value):
+        return None  # a code has a digit ("QualityHosting AG" is no document number)
     if prop.kind in ("temperature", "number", "range", "date") and not re.search(r"\d", value):
         return None
     if prop.kind == "date":  # the date as printed, without the words around it
