@@ -162,7 +162,7 @@ def test_hybrid_rag_from_env_uses_the_resolution() -> None:
 
 def test_choices_say_what_and_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     nothing = resolve_components(env={})
-    assert [c.part for c in nothing.choices] == ["stores", "embedder", "llm"]
+    assert [c.part for c in nothing.choices] == ["stores", "embedder", "llm", "ontology"]
     assert "no HANA_HOST" in nothing.why and "no SPARQL_QUERY_URL" in nothing.why
     assert "HYBRID_RAG_EMBEDDER is not set" in nothing.why
     assert "llm: none: the extractive path (HYBRID_RAG_LLM is not set)" in nothing.why

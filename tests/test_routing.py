@@ -116,13 +116,20 @@ def spied(store: HybridRAG) -> Iterator[tuple[HybridRAG, list[str]]]:
         yield r, calls
 
 
-def _direct_rate(rag: HybridRAG, calls: list[str], questions: list[str], kind: str) -> float:
+def _direct_rate(
+    rag: HybridRAG,
+    calls: list[str],
+    questions: list[str],
+    kind: str,
+    *,
+    allowed: frozenset[str] = frozenset(),
+) -> float:
     hits = 0
     for q in questions:
         calls.clear()
         ans = rag.ask(q)
         if ans.abstention == kind and ans.text:
-            assert not calls, f"{q!r} touched the stores: {calls}"
+            assert not set(calls) - allowed, f"{q!r} touched the stores: {calls}"
             hits += 1
     return hits / len(questions)
 
@@ -132,7 +139,12 @@ def test_out_of_scope_questions_abstain_without_touching_the_stores(
 ) -> None:
     rag, calls = spied
     assert len(OUT_OF_SCOPE) + len(UNSAFE) >= 40
-    assert _direct_rate(rag, calls, OUT_OF_SCOPE, "out_of_scope") >= 0.95
+    # a name no subject has is looked up in the chunks' text (a keyword search) before
+    # the question is called out of scope; no graph query, no dense search, no write
+    rate = _direct_rate(
+        rag, calls, OUT_OF_SCOPE, "out_of_scope", allowed=frozenset(["keyword_search"])
+    )
+    assert rate >= 0.95
 
 
 def test_unsafe_requests_are_refused_without_touching_the_stores(

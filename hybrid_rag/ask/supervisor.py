@@ -280,8 +280,9 @@ class Supervisor:
             hits = await p.workers.run(
                 partial(p.vectors.keyword_search, name, k=_NAME_HITS, doc_ids=within)
             )
-            for hit in hits:
-                if hit.chunk.page == 1 and _in_order(tokens(hit.chunk.text), want):
+            for hit in hits:  # catalogued documents only: one being written is not there yet
+                on_page_one = hit.chunk.page == 1 and hit.chunk.doc_id in inside
+                if on_page_one and _in_order(tokens(hit.chunk.text), want):
                     found.setdefault(hit.chunk.doc_id, name)
         return sorted(found.items())
 
