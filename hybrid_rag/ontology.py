@@ -305,6 +305,11 @@ class TurtleOntology:
         """The regular expression a stated value must contain, if annotated."""
         return self._annotations.get(name, {}).get("valuePattern")
 
+    def find_pattern(self, name: str) -> str | None:
+        """A regular expression that finds the value without its label near the top of
+        the first page (``hr:findPattern``: a company's legal form for the issuer)."""
+        return self._annotations.get(name, {}).get("findPattern")
+
     def section(self, name: str) -> int | None:
         """The numbered section (``hr:section``) the property's values are printed in."""
         value = self._annotations.get(name, {}).get("section")
@@ -465,7 +470,7 @@ def _describe(p: PropertyDef, prefix: str) -> str:
 HR_NS = "http://hybrid-rag.org/ns#"
 """The namespace of hybrid_rag's annotation vocabulary (``hr:``)."""
 
-_HINTS = ("valueKind", "valuePattern", "section", "maxValues")
+_HINTS = ("valueKind", "valuePattern", "findPattern", "section", "maxValues")
 _NAME_PARENTS = frozenset(
     [
         _RDFS + "label",

@@ -161,7 +161,8 @@ class OntologyMatching(Protocol):
       subject belongs to: a yes/no question naming one of its search-only words is
       answered by whether a value holds the question's words).
     * ``value_pattern(name)`` is a regular expression a stated value must contain, or
-      ``None``.
+      ``None``; ``find_pattern(name)`` one that finds a value printed without its label
+      near the top of the first page (an issuer's name by its legal form), or ``None``.
     * ``section(name)`` is the numbered document section the property's values are
       printed in, or ``None`` when they may appear anywhere.
     * ``max_values(name)`` is how many distinct values of the property one document may
@@ -179,8 +180,8 @@ class OntologyMatching(Protocol):
       name and identify that subject (``DocumentModel``); every name in it is a class or
       property of the ontology.
     * Unknown property names give the defaults (``text``, ``None``, ``None``, ``None``,
-      ``()``, ``()``, ``()``, ``()``); no method raises for them. Implementations are immutable
-      and thread-safe.
+      ``None``, ``()``, ``()``, ``()``, ``()``); no method raises for them.
+      Implementations are immutable and thread-safe.
     """
 
     def match_properties(self, text: str) -> list[tuple[PropertyDef, float]]:
@@ -193,6 +194,10 @@ class OntologyMatching(Protocol):
 
     def value_pattern(self, name: str) -> str | None:
         """A regular expression a stated value must contain, if any."""
+        ...
+
+    def find_pattern(self, name: str) -> str | None:
+        """A regular expression that finds an unlabelled value on the first page, if any."""
         ...
 
     def section(self, name: str) -> int | None:
@@ -323,6 +328,8 @@ class QuestionAnalysis:
         noun: what the answer calls one document ("invoice"; ``DocumentModel``).
         kind_words: words of the ontology's class labels ("invoice", "receipt"): they
             name the kind of document, not a property or a value.
+        named_words: the words of the asked properties' labels and search-only labels:
+            they name what is asked, not more to look for.
         typed: the asked properties whose values are numbers or dates: a line of text
             is no value of theirs unless it holds a digit.
         patterns: ``(property, regular expression)`` for the asked properties whose
@@ -348,6 +355,7 @@ class QuestionAnalysis:
     sections: tuple[int, ...] = ()
     noun: str = "document"
     kind_words: frozenset[str] = frozenset()
+    named_words: frozenset[str] = frozenset()
     typed: frozenset[str] = frozenset()
     patterns: tuple[tuple[str, str], ...] = ()
     unlinked: tuple[str, ...] = ()

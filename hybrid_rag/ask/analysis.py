@@ -113,12 +113,22 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         polar_subject=_first_named(question, subjects) if polar else None,
         noun=document_model(ontology).document_noun,
         kind_words=_kind_words(ontology),
+        named_words=_named_words(props, ontology),
         typed=_typed(props, ontology),
         patterns=_patterns(props, ontology),
     )
 
 
 _TYPED_KINDS = frozenset(["number", "date", "temperature", "range"])
+
+
+def _named_words(props: Sequence[PropertyDef], ontology: Ontology) -> frozenset[str]:
+    """Tokens of the asked properties' labels and search-only labels."""
+    search = ontology.search_labels if isinstance(ontology, OntologyMatching) else None
+    words = {t for p in props for label in p.labels for t in tokens(label)}
+    if search is not None:
+        words |= {t for p in props for label in search(p.name) for t in tokens(label)}
+    return frozenset(words)
 
 
 def _patterns(props: Sequence[PropertyDef], ontology: Ontology) -> tuple[tuple[str, str], ...]:
@@ -196,13 +206,14 @@ def _holds(words: Sequence[str], label: Sequence[str]) -> bool:
 
 
 def _parts_last(props: tuple[PropertyDef, ...], ontology: Ontology) -> tuple[PropertyDef, ...]:
-    """Properties of the subject before those of its parts: "the highest total" is the
-    invoice's total, not a line's (the part's comes first only when asked alone)."""
+    """A part's property only when the question names no property of the subject itself:
+    "the total of invoice 7" is the invoice's total, not its lines' (a word both label)."""
     parts = set(document_model(ontology).part_classes())
     if not parts:
         return props
     part = [p for p in props if (p.domain or "").rsplit("#", 1)[-1].rsplit("/", 1)[-1] in parts]
-    return tuple(p for p in props if p not in part) + tuple(part)
+    own = tuple(p for p in props if p not in part)
+    return own or tuple(part)
 
 
 def _with_narrower(props: tuple[PropertyDef, ...], ontology: Ontology) -> tuple[PropertyDef, ...]:

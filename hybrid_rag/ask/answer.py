@@ -270,7 +270,10 @@ def _same(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
 
 
 def _plural(label: str) -> str:
-    """ "hazard class" -> "hazard classes", "UN number" -> "UN numbers"."""
+    """ "hazard class" -> "hazard classes", "UN number" -> "UN numbers", "currency" ->
+    "currencies"."""
+    if label.endswith("y") and label[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return label[:-1] + "ies"
     return label + ("es" if label.endswith(("s", "x", "ch", "sh")) else "s")
 
 
@@ -371,6 +374,7 @@ def _focus(a: QuestionAnalysis) -> frozenset[str]:
     spill"): they pick the part of a long procedure that answers it."""
     named = {t for p in a.subjects for t in (*tokens(p.label), *p.matched)} | a.kind_words
     named |= {t for prop in a.properties for label in prop.labels for t in tokens(label)}
+    named |= a.named_words
     return frozenset(content_tokens(a.question, drop=frozenset(named)))
 
 
@@ -389,6 +393,7 @@ def _asks_more(a: QuestionAnalysis) -> bool:
     """Whether the question asks for more than the matched properties of the subjects."""
     named = {t for p in a.subjects for t in (*tokens(p.label), *p.matched)} | a.kind_words
     named |= {t for prop in a.properties for label in prop.labels for t in tokens(label)}
+    named |= a.named_words
     stems = set(content_tokens(" ".join(named)))  # "manufactures" is the "Manufacturer"
     return bool(set(content_tokens(a.question, drop=frozenset(named))) - stems)
 

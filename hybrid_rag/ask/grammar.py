@@ -71,8 +71,11 @@ _SECRET = (  # what a system keeps to itself; "the instructions" of a sheet are 
     r"connection\s+strings?|environment\s+variables?|service\s+keys?"
 )
 _OWN = r"system\s+prompt|prompts?|instructions|configuration|config|rules"
+_CHANGE_DATA = re.compile(rf"\b(?P<verb>{_CHANGE})\b[^?.!]*\b(?:{_DATA})\b", re.I)
+# "any change in the number of stores" asks about a change; "change the data" requests one
+_NOUN_BEFORE = re.compile(r"\b(?:a|an|any|the|no|this|that|some|every|each|what)\s+$", re.I)
+_NOUN_AFTER = re.compile(r"^\s+(?:in|to|of|for|on|at|between|over|since|from|is|was|were)\b", re.I)
 _UNSAFE = [
-    re.compile(rf"\b(?:{_CHANGE})\b[^?.!]*\b(?:{_DATA})\b", re.I),
     re.compile(
         rf"\b(?:{_REVEAL})\b[^?.!]*\b(?:your|the|its|my)\s+(?:[\w-]+\s+){{0,2}}(?:{_SECRET})\b",
         re.I,
@@ -180,8 +183,20 @@ def is_polar(text: str) -> bool:
 
 
 def unsafe_request(text: str) -> bool:
-    """A request to change or delete stored data, reveal the system, or run commands."""
-    return any(p.search(text) for p in _UNSAFE)
+    """A request to change or delete stored data, reveal the system, or run commands.
+
+    A change word used as a noun ("Was there any change in the number of stores?",
+    "the change to the data") asks about a change, and is no request to make one.
+    """
+    return _changes_data(text) or any(p.search(text) for p in _UNSAFE)
+
+
+def _changes_data(text: str) -> bool:
+    for m in _CHANGE_DATA.finditer(text):
+        noun = _NOUN_BEFORE.search(text[: m.start()]) or _NOUN_AFTER.match(text[m.end("verb") :])
+        if not noun:
+            return True
+    return False
 
 
 def creative_request(text: str) -> bool:

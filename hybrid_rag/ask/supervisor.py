@@ -228,11 +228,15 @@ class Supervisor:
 
         with track_usage() as routing:  # an LLM router's calls count in Answer.usage
             analysis = await self.parts.router.route(question, scope=view, history=turns)
-            if analysis.intent == "out_of_scope" and analysis.unlinked:
+            for _round in range(_NAME_ROUNDS):  # "A and B": one name found per round
+                if analysis.intent != "out_of_scope" or not analysis.unlinked:
+                    break
                 named = await self._named_in_text(analysis.unlinked, scope, scoped)
-                if named:  # a name the documents print, if no subject's: route again
-                    view = replace(view, subjects=view.subjects.with_names(named))
-                    analysis = await self.parts.router.route(question, scope=view, history=turns)
+                if not named:
+                    break
+                # a name the documents print, if no subject's: route again with it
+                view = replace(view, subjects=view.subjects.with_names(named))
+                analysis = await self.parts.router.route(question, scope=view, history=turns)
         t_route = time.perf_counter()
         if analysis.answered_directly:
             direct = _direct(analysis, mode=mode, scope=doc_list, t0=t0)
@@ -599,6 +603,8 @@ def _ms(t0: float, t1: float | None = None) -> float:
     return round(((time.perf_counter() if t1 is None else t1) - t0) * 1000, 2)
 
 
+_NAME_ROUNDS = 3
+"""Names looked up in the documents' text per question, one at a time."""
 _NAME_HITS = 40
 """Chunks searched for a name the subjects' names do not hold."""
 

@@ -106,6 +106,7 @@ class OntologyContract:
         name = "noSuchPropertyAnywhere"
         assert m.value_kind(name) == "text"
         assert (m.value_pattern(name), m.section(name), m.max_values(name)) == (None, None, None)
+        assert m.find_pattern(name) is None
         assert m.read_from(name) == m.narrower(name) == m.search_labels(name) == ()
         assert m.lower_when_more(name) == ()
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from hybrid_rag.ingest.reading._derive import (
     _derive,
+    _found_by_pattern,
     _in_currency,
     _printed_currency,
     _with_chunks,
@@ -86,6 +87,7 @@ def extract_offline(
     for page in pages:
         _scan_page(state, page)
     _derive(state)
+    _found_by_pattern(state, pages)
     _printed_currency(state, pages)
     _in_currency(state)
     found = state.result()

@@ -36,6 +36,36 @@ def _derive(state: _State) -> None:
                 break
 
 
+_SHORT_LINE = 80
+
+
+def _found_by_pattern(state: _State, pages: Sequence[Page]) -> None:
+    """Values printed without their label, found by the property's ``find`` pattern on
+    page 1 (an issuer's name by its legal form, "Coolblue B.V."), for properties no label
+    gave a value: of the short lines that hold it, the one whose first word the page
+    repeats most (a letterhead's name recurs in its footer; a recipient's address does
+    not), up to the pattern's end."""
+    if not pages:
+        return
+    page = pages[0]
+    low = page.text.lower()
+    for prop in state.comp.props.values():
+        if prop.find is None or any(f.prop == prop.name for f in state.facts):
+            continue
+        found: list[tuple[int, int, str]] = []
+        for k, line in enumerate(page.text.splitlines()):
+            m = prop.find.search(line)
+            if m is None or len(line.strip()) > _SHORT_LINE:
+                continue
+            value = line[: m.end()].strip(" -:,;")
+            words = re.findall(r"[^\W\d_]{3,}", value)
+            if value and words and value in page.text:
+                found.append((-low.count(words[0].lower()), k, value))
+        if found:
+            value = min(found)[2]
+            state.add(ExtractedFact(prop.name, value, value, page.number))
+
+
 def _printed_currency(state: _State, pages: Sequence[Page]) -> None:
     """A currency property no value carried: the currency of the first amount the
     document prints with one ("Rs -40.00" in a line of text), with that line's quote."""

@@ -26,6 +26,7 @@ class _Prop:
     read_from: tuple[str, ...] = ()
     max_values: int | None = None
     part: str | None = None  # the class of the repeated part it describes (read in its table)
+    find: re.Pattern[str] | None = None  # finds the value without a label on page 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +92,7 @@ def _prop(p: PropertyDef, hints: OntologyMatching | None, *, part: str | None = 
     if hints is None:
         return _Prop(p.name, _guess_kind(unit), unit, None)
     pat = hints.value_pattern(p.name)
+    find = hints.find_pattern(p.name)
     return _Prop(
         p.name,
         hints.value_kind(p.name),
@@ -100,6 +102,7 @@ def _prop(p: PropertyDef, hints: OntologyMatching | None, *, part: str | None = 
         hints.read_from(p.name),
         hints.max_values(p.name),
         part,
+        re.compile(find) if find else None,
     )
 
 

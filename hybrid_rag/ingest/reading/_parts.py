@@ -63,31 +63,47 @@ def part_header(state: _State, line: str) -> list[str | None]:
 
 
 def part_row(state: _State, page: Page, line: str, start: int) -> bool:
-    """Read ``line`` as a row of the part table in force; whether it was one."""
+    """Read ``line`` as a row of the part table in force; whether it was one.
+
+    The columns before the table's text column take the row's first cells, left to
+    right; those after it its last cells, right to left; the text between is the text
+    column's ("500 Flyer A5 4/4 € 0,18 € 90,00" under "Qty Description Price Amount")."""
     cols = state.part_columns
-    first_value = next((k for k, c in enumerate(cols) if not _text_column(state, c)), len(cols))
-    values = cols[first_value:]
-    cells: list[str] = []
-    rest = line.rstrip()
-    while len(cells) < len(values) and (m := _CELL.search(rest)):
+    text_at = next((k for k, c in enumerate(cols) if _text_column(state, c)), None)
+    before = cols[:text_at] if text_at is not None else []
+    after = cols[text_at + 1 :] if text_at is not None else cols
+    rest = line.strip()
+    left: list[str] = []
+    while len(left) < len(before) and (m := _LEFT_CELL.match(rest)):
+        left.append(m.group(1))
+        rest = rest[m.end() :]
+    right: list[str] = []
+    while len(right) < len(after) and (m := _CELL.search(rest)):
         cell = m.group(0).strip()
         if to_number(re.sub(r"[^\d.,'−-]", "", cell)) is None:
             break
-        cells.insert(0, cell)
+        right.insert(0, cell)
         rest = rest[: m.start()].rstrip()
     text = rest.strip()
-    if len(cells) != len(values) or not re.search(r"[^\W\d_]{2}", text):
+    if len(left) != len(before) or len(right) != len(after):
+        return False
+    if text_at is not None and not re.search(r"[^\W\d_]{2}", text):
         return False
     state.parts += 1
     quote = quote_of(page, line, start)
-    named = [c for c in cols[:first_value] if c is not None]
-    kept = [(named[0], text)] if named else []
-    kept += [(c, v) for c, v in zip(values, cells, strict=True) if c is not None]
+    kept = list(zip(before, left, strict=True)) + list(zip(after, right, strict=True))
+    if text_at is not None:
+        kept.append((cols[text_at], text))
     for name, value in kept:
+        if name is None:
+            continue
         fact = _make_fact(state.comp.props[name], value, quote, page.number)
         if fact is not None:
             state.add(replace(fact, part=state.parts))
     return True
+
+
+_LEFT_CELL = re.compile(r"([-−]?\d[\d.,']*)\s+(?=\S)")
 
 
 def _text_column(state: _State, col: str | None) -> bool:
