@@ -126,9 +126,7 @@ def _numeric(m: re.Match[str]) -> date | None:
 
 @lru_cache(maxsize=512)
 def _wordy(text: str) -> date | None:
-    try:
-        import dateparser
-    except ImportError:  # pragma: no cover - a dependency of the package
-        return None
+    import dateparser  # a dependency of the package; imported when a month name is read
+
     found = dateparser.parse(text, settings={"REQUIRE_PARTS": ["day", "month", "year"]})
     return found.date() if found is not None else None
