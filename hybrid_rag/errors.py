@@ -41,7 +41,7 @@ class InputError(HybridRAGError, ValueError):
 
 
 class InvalidDocIdError(InputError):
-    """A document id does not match ``[A-Za-z0-9_.-]{1,128}``."""
+    """A document id does not match ``[A-Za-z0-9_.-]{1,128}`` (or is ``.`` or ``..``)."""
 
 
 class DocumentNotFoundError(HybridRAGError, KeyError):

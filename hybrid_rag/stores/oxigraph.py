@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybrid_rag import _vocab
-from hybrid_rag._checks import check_scope, check_triples
-from hybrid_rag.errors import ConfigurationError, InvalidDocIdError, StoreError
+from hybrid_rag._checks import check_doc_id, check_scope, check_triples, is_doc_id
+from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
 from hybrid_rag.sparql import validate_query
 from hybrid_rag.stores._closing import Closing
@@ -57,7 +57,6 @@ if TYPE_CHECKING:
 
 __all__ = ["OxigraphGraphStore"]
 
-_DOC_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _XSD_STRING = _vocab.XSD + "string"
 _RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 _ENGINE_ERRORS = (OSError, SyntaxError, ValueError, RuntimeError, TypeError)
@@ -174,11 +173,9 @@ class OxigraphGraphStore(Closing):
         """The named graph IRI of a document (``graph_base + doc_id``).
 
         Raises:
-            InvalidDocIdError: ``doc_id`` does not match ``[A-Za-z0-9_.-]{1,128}``.
+            InvalidDocIdError: ``doc_id`` is not a valid doc id (``check_doc_id``).
         """
-        if not isinstance(doc_id, str) or not _DOC_ID.fullmatch(doc_id):
-            raise InvalidDocIdError(f"invalid doc id {doc_id!r}: expected [A-Za-z0-9_.-]{{1,128}}")
-        return self._graph_base + doc_id
+        return self._graph_base + check_doc_id(doc_id)
 
     def replace(self, doc_id: str, triples: Sequence[Triple]) -> int:
         """Make the document's graph hold exactly ``triples``, atomically.
@@ -399,7 +396,7 @@ class OxigraphGraphStore(Closing):
         except OSError as exc:
             raise StoreError(f"cannot list graphs: {exc}") from exc
         ids = (n[len(base) :] for n in names if n.startswith(base))
-        return sorted(i for i in ids if _DOC_ID.fullmatch(i))
+        return sorted(i for i in ids if is_doc_id(i))
 
     # -- extras ------------------------------------------------------------------------
 
