@@ -173,8 +173,7 @@ def check_doc_id(doc_id: object) -> str:
     """
     if not is_doc_id(doc_id):
         raise InvalidDocIdError(
-            f"invalid doc id {doc_id!r}: use 1-128 characters from [A-Za-z0-9_.-] "
-            "(not '.' or '..')"
+            f"invalid doc id {doc_id!r}: use 1-128 characters from [A-Za-z0-9_.-] (not '.' or '..')"
         )
     assert isinstance(doc_id, str)
     return doc_id

@@ -15,8 +15,9 @@ import pytest
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.protocols import VectorStore
 from hybrid_rag.stores._keywords import KeywordIndex
-from hybrid_rag.stores.local_vectors import LocalVectorStore, tokenize
+from hybrid_rag.stores.local_vectors import LocalVectorStore
 from hybrid_rag.testing._vector_contract import VectorStoreContract, make_chunks, unit_vectors
+from hybrid_rag.text import keyword_tokens as tokenize
 
 
 class TestInMemory(VectorStoreContract):

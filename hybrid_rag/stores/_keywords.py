@@ -1,6 +1,6 @@
 """Incremental BM25 keyword index of the embedded vector store, on tantivy.
 
-One tantivy document per chunk: its ``tokenize``
+One tantivy document per chunk: its ``hybrid_rag.text.keyword_tokens``
 tokens (joined by spaces and split again by tantivy's ``whitespace`` tokenizer, so the
 tokens are exactly ours: identifiers such as ``67-64-1`` or ``un1090`` stay whole), the
 chunk's matrix slot (stored, returned with each hit) and its document id (a ``raw`` term,

@@ -27,12 +27,10 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
-import re
 import shutil
 import sqlite3
 import threading
 import time
-import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
@@ -56,77 +54,12 @@ from hybrid_rag.protocols import VectorHit
 from hybrid_rag.stores._closing import Closing
 from hybrid_rag.stores._keywords import KeywordIndex, index_text
 from hybrid_rag.stores._lock import StoreLock
-from hybrid_rag.text import suffix_stem
+from hybrid_rag.text import keyword_tokens
 
-__all__ = ["LocalVectorStore", "tokenize"]
+__all__ = ["LocalVectorStore"]
 
 F32 = npt.NDArray[np.float32]
 I64 = npt.NDArray[np.int64]
-
-_TOKEN = re.compile(r"[0-9a-z]+(?:[-./,][0-9a-z]+)*")
-_PART = re.compile(r"[a-z]+|[0-9]+")
-_JOIN = re.compile(r"(?<![0-9a-z])([a-z]{1,3})\s+([0-9]+)(?![0-9a-z]|[-./,][0-9a-z])")
-_STOP = frozenset(
-    (
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "do",
-        "does",
-        "for",
-        "from",
-        "has",
-        "have",
-        "how",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "were",
-        "what",
-        "which",
-        "who",
-        "with",
-    )
-)
-
-
-def tokenize(text: str) -> list[str]:
-    """Split text into lower-case BM25 tokens that keep identifiers whole.
-
-    A compound token (``67-64-1``, ``un1090``, ``h225``, ``2-propanone``) is emitted whole
-    and then as its parts (``67``, ``64``, ``1``; ``un``, ``1090``). A short letter prefix
-    followed by a number (``UN 1090``) also yields the joined form ``un1090``. English
-    stop words are dropped; alphabetic words lose plural/-ed/-ing/-age endings
-    (``stored``, ``storage`` -> ``stor``), codes and numbers are never stemmed.
-
-    Args:
-        text: Any text (a chunk or a question).
-
-    Returns:
-        The tokens: words first, then parts of compounds, then joined forms
-        (duplicates kept: they count for term frequency).
-    """
-    low = unicodedata.normalize("NFKC", text).lower()
-    words = [w for w in _TOKEN.findall(low) if w not in _STOP]
-    out = [suffix_stem(w) if w.isalpha() else w for w in words]
-    out += [p for w in words if not (w.isalpha() or w.isdigit()) for p in _PART.findall(w)]
-    out += [a + b for a, b in _JOIN.findall(low)]
-    return out
-
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -696,7 +629,7 @@ class LocalVectorStore(Closing):
         k: int,
         doc_ids: Sequence[str] | None = None,
     ) -> list[VectorHit]:
-        """Top-``k`` chunks by BM25 over ``tokenize`` tokens; only scores > 0.
+        """Top-``k`` chunks by BM25 over ``keyword_tokens`` tokens; only scores > 0.
 
         Args:
             text: The query text; identifiers are matched by their exact string.
@@ -722,7 +655,7 @@ class LocalVectorStore(Closing):
             scope = None if doc_ids is None else list(dict.fromkeys(doc_ids))
             alive = self._alive
             found = kw.search(
-                tokenize(text),
+                keyword_tokens(text),
                 k,
                 scope,
                 live=lambda s: s < len(alive) and bool(alive[s]),
@@ -779,7 +712,7 @@ class LocalVectorStore(Closing):
         lone, self._kw_last_write = now - self._kw_last_write >= _KW_BURST_S, now
         self._kw_synced = False
         try:
-            kw.replace(doc_id, ((s, index_text(tokenize(t))) for s, t in rows))
+            kw.replace(doc_id, ((s, index_text(keyword_tokens(t))) for s, t in rows))
         except (OSError, ValueError, RuntimeError):
             self._kw_failed = True
         if (lone and rows) or len(self._kw_dead) > _KW_MAX_DEAD:
@@ -819,7 +752,7 @@ class LocalVectorStore(Closing):
         """Index the chunks of ``docs`` (``None``: every document) from SQLite; commit."""
         for doc_id in sorted(self._doc_slots) if docs is None else docs:
             rows = db.execute("SELECT slot, text FROM chunks WHERE doc_id = ?", (doc_id,))
-            kw.replace(doc_id, ((s, index_text(tokenize(t))) for s, t in rows))
+            kw.replace(doc_id, ((s, index_text(keyword_tokens(t))) for s, t in rows))
         kw.commit()
 
 
