@@ -8,8 +8,12 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigurationError",
+    "DamagedStoreError",
+    "DiskFullError",
     "DocumentError",
+    "DocumentExistsError",
     "DocumentNotFoundError",
+    "DocumentTooLargeError",
     "EmptyDocumentError",
     "EncryptedDocumentError",
     "HybridRAGError",
@@ -55,6 +59,15 @@ class DocumentError(HybridRAGError, ValueError):
     """A document cannot be read (corrupt, truncated, wrong type)."""
 
 
+class DocumentTooLargeError(DocumentError):
+    """The document is larger than the ``max_bytes`` limit; nothing of it was read past it."""
+
+
+class DocumentExistsError(HybridRAGError):
+    """A document of that id exists with other content and the call asked not to replace it
+    (``ingest(..., replace=False)``, a service upload without ``replace=true``)."""
+
+
 class UnsupportedFormatError(DocumentError):
     """The file extension or content type is not one the loaders handle."""
 
@@ -77,6 +90,27 @@ class SparqlValidationError(HybridRAGError, ValueError):
 
 class StoreError(HybridRAGError):
     """A store failed to read or write (I/O, engine error)."""
+
+
+class DamagedStoreError(StoreError):
+    """A store file is missing, damaged, or disagrees with the other stores.
+
+    Raised before anything is answered or written; nothing was changed or deleted. The
+    message names the file and the way to repair it.
+
+    Attributes:
+        problem: What is wrong, in words.
+        path: The damaged or missing file or folder.
+        repair: What to do (usually ``hybrid-rag repair --store <path>``).
+    """
+
+    def __init__(self, problem: str, *, path: str, repair: str) -> None:
+        super().__init__(f"{problem} ({path}); to repair: {repair}")
+        self.problem, self.path, self.repair = problem, path, repair
+
+
+class DiskFullError(StoreError):
+    """A write ran out of disk space ("no space left on device"); it was rolled back."""
 
 
 class QueryTimeoutError(StoreError):

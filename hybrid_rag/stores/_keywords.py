@@ -109,6 +109,10 @@ class KeywordIndex:
         self._write().delete_documents_by_term("doc", doc_id)
         self._dirty = True
 
+    def count(self) -> int:
+        """Chunks in the committed index (deleted ones not counted)."""
+        return int(self._index.searcher().num_docs)
+
     @property
     def staged_adds(self) -> bool:
         """Chunks were added since the last commit (searches cannot see them yet)."""
