@@ -55,12 +55,20 @@ def is_disk_full(exc: BaseException) -> bool:
     return any(s in str(exc).lower() for s in _FULL)
 
 
-def engine_error(exc: BaseException, *, what: str, path: Path | None) -> StoreError:
+def engine_error(
+    exc: BaseException,
+    *,
+    what: str,
+    path: Path | None,
+    how: str | None = None,
+    message: str | None = None,
+) -> StoreError:
     """The typed error for an engine failure while ``what`` (a phrase: "writing the chunks").
 
     Disk full -> ``DiskFullError`` ("no space left on device"); a file the engine finds
-    damaged -> ``DamagedStoreError`` naming it; anything else -> ``StoreError`` with the
-    engine's text.
+    damaged -> ``DamagedStoreError`` naming it (``how``: the repair, default
+    ``repair_hint``); anything else -> ``StoreError`` with ``message`` (default: what
+    failed and the engine's text).
     """
     if isinstance(exc, StoreError):
         return exc
@@ -74,5 +82,5 @@ def engine_error(exc: BaseException, *, what: str, path: Path | None) -> StoreEr
     low = text.lower()
     damage = type(exc) is sqlite3.DatabaseError  # "file is not a database", "malformed"
     if path is not None and (damage or any(s in low for s in _CORRUPT)):
-        return damaged(f"{what} failed: the file is damaged ({text})", path)
-    return StoreError(f"{what} failed{where}: {text}")
+        return damaged(f"{what} failed: the file is damaged ({text})", path, how=how)
+    return StoreError(message or f"{what} failed{where}: {text}")

@@ -48,6 +48,7 @@ from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
 from hybrid_rag.sparql import validate_query
 from hybrid_rag.stores._closing import Closing
+from hybrid_rag.stores._damage import engine_error
 from hybrid_rag.stores._lock import StoreLock
 from hybrid_rag.stores._mirror import Mirror
 from hybrid_rag.stores._query_process import QueryProcesses
@@ -60,6 +61,10 @@ __all__ = ["OxigraphGraphStore"]
 _XSD_STRING = _vocab.XSD + "string"
 _RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 _ENGINE_ERRORS = (OSError, SyntaxError, ValueError, RuntimeError, TypeError)
+_REPAIR = (
+    "restore the graph folder from a backup, or ingest the documents again into a new "
+    "store (`hybrid-rag docs` lists their sources)"
+)
 _UNION_MIN_GRAPHS = 8  # below this the per-graph dataset is as fast as the union check
 _COPY_MIN_GRAPHS = 8  # from here a copy of the scope beats the per-graph dataset (N^2)
 _COPY_CACHE = 2  # scope copies kept (each holds its scope's triples in memory)
@@ -137,10 +142,15 @@ class OxigraphGraphStore(Closing):
             self._file_lock.acquire()  # one writer per store: StoreLockedError at once
         try:
             return Store(None if self._path is None else str(self._path))
-        except OSError as exc:
+        except _ENGINE_ERRORS as exc:
             if self._file_lock is not None:
                 self._file_lock.release()
-            raise StoreError(f"cannot open oxigraph store at {self._path}: {exc}") from exc
+            message = f"cannot open oxigraph store at {self._path}: {exc}"
+            raise self._failed(exc, "opening the graph store", message) from exc
+
+    def _failed(self, exc: BaseException, what: str, message: str) -> StoreError:
+        """The typed error for an engine failure: damage, a full disk, or ``message``."""
+        return engine_error(exc, what=what, path=self._path, how=_REPAIR, message=message)
 
     def close(self) -> None:
         """Flush and release the store; idempotent. Later calls raise StoreError."""
@@ -156,8 +166,9 @@ class OxigraphGraphStore(Closing):
             return
         try:
             store.flush()
-        except OSError as exc:
-            raise StoreError(f"cannot flush oxigraph store: {exc}") from exc
+        except _ENGINE_ERRORS as exc:
+            message = f"cannot flush oxigraph store: {exc}"
+            raise self._failed(exc, "flushing the graph store", message) from exc
         finally:
             # RocksDB holds its directory lock until the Store is freed; query results
             # and rdflib parse caches can keep it alive in reference cycles, so collect
@@ -202,7 +213,8 @@ class OxigraphGraphStore(Closing):
                 db.update(update)
                 self._mirrored(graph, lambda m: m.update(update))
         except _ENGINE_ERRORS as exc:
-            raise StoreError(f"cannot write graph of {doc_id!r}: {exc}") from exc
+            message = f"cannot write graph of {doc_id!r}: {exc}"
+            raise self._failed(exc, f"writing the graph of {doc_id!r}", message) from exc
         return self.count(doc_id)
 
     def _insert_new(self, doc_id: str, graph: str, triples: Sequence[Triple]) -> int:
@@ -220,7 +232,8 @@ class OxigraphGraphStore(Closing):
                 self._db().extend(quads)
                 self._mirrored(graph, lambda m: m.extend(quads))
         except _ENGINE_ERRORS as exc:
-            raise StoreError(f"cannot write graph of {doc_id!r}: {exc}") from exc
+            message = f"cannot write graph of {doc_id!r}: {exc}"
+            raise self._failed(exc, f"writing the graph of {doc_id!r}", message) from exc
         return self.count(doc_id)
 
     def delete(self, doc_id: str) -> bool:
@@ -233,8 +246,9 @@ class OxigraphGraphStore(Closing):
             with self._write(node.value, exists=False):
                 db.remove_graph(node)
                 self._mirrored(node.value, lambda m: m.remove_graph(node))
-        except OSError as exc:
-            raise StoreError(f"cannot delete graph of {doc_id!r}: {exc}") from exc
+        except _ENGINE_ERRORS as exc:
+            message = f"cannot delete graph of {doc_id!r}: {exc}"
+            raise self._failed(exc, f"deleting the graph of {doc_id!r}", message) from exc
         return True
 
     def query(self, sparql: str, *, scope: Sequence[str]) -> SparqlResult:
@@ -260,7 +274,7 @@ class OxigraphGraphStore(Closing):
                 return result
         if len(graphs) >= _COPY_MIN_GRAPHS:
             return _execute(self._scope_copy(source, graphs), sparql, graphs, union=True)
-        return _execute(db, sparql, graphs)
+        return _execute(db, sparql, graphs, path=self._path)
 
     def query_bounded(
         self, sparql: str, *, scope: Sequence[str], timeout: float, max_rows: int
@@ -312,7 +326,8 @@ class OxigraphGraphStore(Closing):
                 q for g in graphs for q in db.quads_for_pattern(None, None, None, NamedNode(g))
             )
         except _ENGINE_ERRORS as exc:
-            raise StoreError(f"cannot read the scoped graphs: {exc}") from exc
+            message = f"cannot read the scoped graphs: {exc}"
+            raise self._failed(exc, "reading the scoped graphs", message) from exc
         with self._gen_lock:
             if not writing and self._generation == generation and not self._writing:
                 self._copies.pop(key, None)
@@ -337,7 +352,7 @@ class OxigraphGraphStore(Closing):
                 continue
             if not self._covers(db, graphs):
                 return None
-            result = _execute(db, sparql, graphs, union=True)
+            result = _execute(db, sparql, graphs, union=True, path=self._path)
             with self._gen_lock:
                 if self._generation == generation and not self._writing:
                     return result
@@ -393,8 +408,8 @@ class OxigraphGraphStore(Closing):
         base = self._graph_base
         try:
             names = [g.value for g in self._db().named_graphs() if hasattr(g, "value")]
-        except OSError as exc:
-            raise StoreError(f"cannot list graphs: {exc}") from exc
+        except _ENGINE_ERRORS as exc:
+            raise self._failed(exc, "listing graphs", f"cannot list graphs: {exc}") from exc
         ids = (n[len(base) :] for n in names if n.startswith(base))
         return sorted(i for i in ids if is_doc_id(i))
 
@@ -405,16 +420,18 @@ class OxigraphGraphStore(Closing):
         node = self._node(doc_id)
         try:
             return sum(1 for _ in self._db().quads_for_pattern(None, None, None, node))
-        except OSError as exc:
-            raise StoreError(f"cannot count graph of {doc_id!r}: {exc}") from exc
+        except _ENGINE_ERRORS as exc:
+            message = f"cannot count graph of {doc_id!r}: {exc}"
+            raise self._failed(exc, "counting a graph", message) from exc
 
     def dump(self, doc_id: str) -> list[Triple]:
         """The triples of the document's graph, sorted by their N-Triples form."""
         node = self._node(doc_id)
         try:
             quads = list(self._db().quads_for_pattern(None, None, None, node))
-        except OSError as exc:
-            raise StoreError(f"cannot read graph of {doc_id!r}: {exc}") from exc
+        except _ENGINE_ERRORS as exc:
+            message = f"cannot read graph of {doc_id!r}: {exc}"
+            raise self._failed(exc, "reading a graph", message) from exc
         triples = [(_term(q.subject), _term(q.predicate), _term(q.object)) for q in quads]
         return sorted(triples, key=lambda t: tuple(x.n3() for x in t))
 
@@ -427,7 +444,14 @@ class OxigraphGraphStore(Closing):
 # -- conversion -------------------------------------------------------------------------
 
 
-def _execute(db: Store, sparql: str, graphs: Sequence[str], *, union: bool = False) -> SparqlResult:
+def _execute(
+    db: Store,
+    sparql: str,
+    graphs: Sequence[str],
+    *,
+    union: bool = False,
+    path: Path | None = None,
+) -> SparqlResult:
     """Run a validated query with the dataset pinned to ``graphs``.
 
     pyoxigraph result iterators must be freed on the thread that made them, so the
@@ -448,8 +472,11 @@ def _execute(db: Store, sparql: str, graphs: Sequence[str], *, union: bool = Fal
             )
         )
     except _ENGINE_ERRORS as exc:
-        message = str(exc)
-    raise StoreError(f"SPARQL engine error: {message}")
+        message, failure = str(exc), RuntimeError(str(exc))
+    error = engine_error(
+        failure, what="a query", path=path, how=_REPAIR, message=f"SPARQL engine error: {message}"
+    )
+    raise error
 
 
 def _nquads(db: Store, graphs: Sequence[str]) -> bytes:
@@ -460,7 +487,10 @@ def _nquads(db: Store, graphs: Sequence[str]) -> bytes:
     try:
         return serialize(quads, format=RdfFormat.N_QUADS) or b""
     except _ENGINE_ERRORS as exc:
-        raise StoreError(f"cannot read the scoped graphs: {exc}") from exc
+        message = f"cannot read the scoped graphs: {exc}"
+        raise engine_error(
+            exc, what="reading the scoped graphs", path=None, message=message
+        ) from exc
 
 
 def _native(term: Term) -> Any:
