@@ -50,10 +50,19 @@ class SqliteCatalog(Closing):
         read_only: Open an existing file for reading only, without the store's lock, so
             it can be listed while another process writes (SQLite WAL); writes raise
             ``StoreError``.
+        on_write: Called with the new generation after every committed ``put`` or
+            ``delete``.
     """
 
-    def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        read_only: bool = False,
+        on_write: Callable[[int], None] | None = None,
+    ) -> None:
         self._path = None if path is None else Path(path)
+        self._on_write = on_write
         self._read_only = read_only and self._path is not None
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
@@ -114,21 +123,26 @@ class SqliteCatalog(Closing):
         if self._read_only:
             raise StoreError(f"the catalog at {self._path} is open read-only")
 
-        def run() -> int:
+        def run() -> tuple[int, int]:
             db = self._db()
             db.execute("BEGIN IMMEDIATE")
             try:
                 changed = db.execute(sql, args).rowcount
                 db.execute(_BUMP)
+                generation = db.execute("SELECT value FROM meta WHERE key = 'generation'")
+                value = int(generation.fetchone()[0])
                 db.execute("COMMIT")
             except BaseException:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise
-            return int(changed)
+            return int(changed), value
 
         with self._lock:
-            return self._guarded(what, run)
+            changed, generation = self._guarded(what, run)
+            if self._on_write is not None:
+                self._on_write(generation)
+            return changed
 
     def get(self, doc_id: str) -> DocumentInfo | None:
         """The entry of a document, or ``None``."""
