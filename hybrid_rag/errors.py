@@ -129,6 +129,7 @@ class StoreLockedError(StoreError):
         pid: Process id of the holder, when known.
         host: Host name of the holder, when known.
         since: When the holder took the lock (ISO 8601, UTC), when known.
+        holder: What the holder is (its command line, and what it serves), when known.
     """
 
     def __init__(
@@ -139,9 +140,11 @@ class StoreLockedError(StoreError):
         pid: int | None = None,
         host: str | None = None,
         since: str | None = None,
+        holder: str | None = None,
     ) -> None:
         super().__init__(message)
         self.path, self.pid, self.host, self.since = path, pid, host, since
+        self.holder = holder
 
 
 class LLMError(HybridRAGError):

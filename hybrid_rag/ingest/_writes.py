@@ -189,11 +189,12 @@ class StoreWriter:
         vectors = b.vectors
         if vectors is None and b.chunks:
             vectors = await self.embedder.embed_documents([c.text for c in b.chunks])
-        if vectors is None:
-            vectors = np.zeros((0, self.embedder.dim), dtype=np.float32)
         with anyio.CancelScope(shield=True):
             await self.workers.run(lambda: self.graph.replace(did, b.triples))
-            await self.workers.run(lambda: self.vectors.replace(did, b.chunks, vectors))
+            if vectors is None or not b.chunks:
+                await self.workers.run(lambda: self.vectors.delete(did))
+            else:
+                await self.workers.run(lambda: self.vectors.replace(did, b.chunks, vectors))
 
 
 def graph_triples(graph: GraphStore, doc_id: str) -> list[Triple]:

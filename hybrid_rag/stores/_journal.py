@@ -151,6 +151,14 @@ class Journal:
         file = self.folder / f"{_key(doc_id)}.intent.json"
         return _read_intent(file) if file.exists() else None
 
+    def read(self, file: Path) -> Intent:
+        """The intent in one record file.
+
+        Raises:
+            DamagedStoreError: it cannot be read.
+        """
+        return _read_intent(file)
+
     def pending(self) -> list[Intent]:
         """Every intent recorded (writes a crash or a failed undo left), by doc id.
 
