@@ -172,6 +172,7 @@ class StoreWriter:
         """Restore the backup after a failed write; if that fails, leave it to recovery."""
         with anyio.CancelScope(shield=True):
             try:
+                await self.workers.run(lambda: self.journal.release_reserve(did))
                 intent = await self.workers.run(lambda: self.journal.get(did))
                 if intent is not None:
                     await self._settle(intent)
@@ -184,17 +185,32 @@ class StoreWriter:
                 ) from undo_error
 
     async def _restore(self, did: str, backup: Backup | None) -> None:
-        """Make the stores hold exactly ``backup`` for ``did`` (nothing: ``None``)."""
+        """Make the stores hold exactly ``backup`` for ``did`` (nothing: ``None``).
+
+        A store that already holds it is not written (a write that failed left it
+        unchanged): so an undo needs no space on a full disk unless a store changed.
+        """
         b = backup or Backup()
-        vectors = b.vectors
-        if vectors is None and b.chunks:
-            vectors = await self.embedder.embed_documents([c.text for c in b.chunks])
         with anyio.CancelScope(shield=True):
-            await self.workers.run(lambda: self.graph.replace(did, b.triples))
+            now = await self.workers.run(lambda: graph_triples(self.graph, did))
+            if set(now) != set(b.triples):
+                await self.workers.run(lambda: self.graph.replace(did, b.triples))
+            if await self.workers.run(lambda: self.vectors.chunks(did)) == _ordered(b.chunks):
+                return
+            vectors = b.vectors
+            if vectors is None and b.chunks:
+                vectors = await self.embedder.embed_documents([c.text for c in b.chunks])
             if vectors is None or not b.chunks:
                 await self.workers.run(lambda: self.vectors.delete(did))
             else:
                 await self.workers.run(lambda: self.vectors.replace(did, b.chunks, vectors))
+
+
+def _ordered(chunks: Sequence[Chunk]) -> list[Chunk]:
+    """Chunks in the order ``VectorStore.chunks`` returns them (page, start, write order)."""
+    return [
+        c for _, c in sorted(enumerate(chunks), key=lambda ic: (ic[1].page, ic[1].start, ic[0]))
+    ]
 
 
 def graph_triples(graph: GraphStore, doc_id: str) -> list[Triple]:

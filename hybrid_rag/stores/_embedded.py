@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid_rag._store_meta import STORE_META
+from hybrid_rag.errors import StoreError
 from hybrid_rag.stores._damage import damaged
 from hybrid_rag.stores._journal import Journal
 from hybrid_rag.stores.catalog import SqliteCatalog
@@ -90,14 +91,27 @@ class StoreSet:
 
     def reset(self) -> None:
         """Close the stores (their OS locks go) and start again with unopened ones."""
-        self.close()
-        self._make_stores()
-        self.ready = False
+        try:
+            self.close()
+        finally:
+            self._make_stores()
+            self.ready = False
 
     def close(self) -> None:
-        """Close the three stores; idempotent."""
+        """Close the three stores (each one, even when another fails); idempotent.
+
+        Raises:
+            StoreError: the first store that could not persist what it held (on a full
+                disk: ``DiskFullError``); what was committed before is kept.
+        """
+        failed: list[StoreError] = []
         for store in (self.graph, self.vectors, self.catalog):
-            store.close()
+            try:
+                store.close()
+            except StoreError as exc:
+                failed.append(exc)
+        if failed:
+            raise failed[0]
 
     def open_all(self) -> None:
         """Open every store (each takes its OS lock: ``StoreLockedError`` at once)."""
@@ -238,4 +252,3 @@ def release(stores: StoreSet) -> None:
         if _REGISTRY.get(stores.path) is stores:
             del _REGISTRY[stores.path]
     stores.close()
-

@@ -9,16 +9,19 @@ undo, recovery knows exactly which documents were half-written and how they look
 before; a document without an intent is never touched by recovery, whatever the
 catalog says.
 
-On disk (``<store>/journal/``): ``<key>.intent.json`` and, for a replace,
-``<key>.backup.json`` + ``<key>.backup.npy`` (``key``: a hash of the doc id, so ids
-that differ only in case never share a file). ``generation`` holds the catalog
-generation of the last write, so an older copy of the catalog is found on open.
-Without a folder the journal lives in memory (undo within the process only).
+On disk (``<store>/journal/``): ``<key>.intent.json``, ``<key>.backup.json`` +
+``<key>.backup.npy`` (``key``: a hash of the doc id, so ids that differ only in case
+never share a file) and ``<key>.reserve``: disk space set aside while the write runs
+(three times the backup, plus 512 KiB) and given back before an undo, so restoring the
+old version does not fail on the full disk that made the write fail. ``generation``
+holds the catalog generation of the last write, so an older copy of the catalog is found
+on open. Without a folder the journal lives in memory (undo within the process only).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import json
@@ -40,6 +43,7 @@ __all__ = ["Backup", "Intent", "Journal"]
 
 _VERSION = 1
 _GENERATION = "generation"
+_RESERVE_BASE = 512 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,16 +116,28 @@ class Journal:
                     self._backups[intent.doc_id] = backup
                 return
         key = _key(intent.doc_id)
+        parts = [self.folder / f"{key}{s}" for s in (".backup.npy", ".backup.json", ".reserve")]
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
+            size = 0
             if backup is not None:
-                _write_atomic(self.folder / f"{key}.backup.npy", _npy(backup.vectors))
-                _write_atomic(self.folder / f"{key}.backup.json", _backup_json(backup))
+                size += _write_atomic(parts[0], _npy(backup.vectors))
+                size += _write_atomic(parts[1], _backup_json(backup))
+            _reserve(parts[2], 3 * size + _RESERVE_BASE)
             _write_atomic(self.folder / f"{key}.intent.json", _intent_json(intent))
             _sync_dir(self.folder)
         except OSError as exc:
+            for part in parts:  # without an intent nothing is pending: give the space back
+                with contextlib.suppress(OSError):
+                    part.unlink(missing_ok=True)
             what = f"recording the write of {intent.doc_id!r}"
             raise engine_error(exc, what=what, path=self.folder) from exc
+
+    def release_reserve(self, doc_id: str) -> None:
+        """Give back the space set aside for ``doc_id``'s write (before undoing it)."""
+        if self.folder is not None:
+            with contextlib.suppress(OSError):
+                (self.folder / f"{_key(doc_id)}.reserve").unlink(missing_ok=True)
 
     def end(self, doc_id: str) -> None:
         """The write of ``doc_id`` is complete (or undone): forget its intent and backup."""
@@ -137,7 +153,7 @@ class Journal:
         except OSError as exc:
             what = f"closing the write of {doc_id!r}"
             raise engine_error(exc, what=what, path=self.folder) from exc
-        for suffix in (".backup.json", ".backup.npy"):
+        for suffix in (".backup.json", ".backup.npy", ".reserve"):
             with contextlib.suppress(OSError):  # without its intent a backup is inert
                 (self.folder / f"{key}{suffix}").unlink(missing_ok=True)
 
@@ -205,7 +221,8 @@ class Journal:
         if self.folder is None or not self.folder.is_dir():
             return []
         keys = {f.name.split(".")[0] for f in self.folder.glob("*.intent.json")}
-        return [f for f in self.folder.glob("*.backup.*") if f.name.split(".")[0] not in keys]
+        parts = [*self.folder.glob("*.backup.*"), *self.folder.glob("*.reserve")]
+        return [f for f in parts if f.name.split(".")[0] not in keys]
 
     # -- the catalog generation -----------------------------------------------------------
 
@@ -246,13 +263,37 @@ def _key(doc_id: str) -> str:
     return hashlib.sha256(doc_id.encode()).hexdigest()[:24]
 
 
-def _write_atomic(file: Path, data: bytes) -> None:
+def _write_atomic(file: Path, data: bytes) -> int:
     tmp = file.with_name(file.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, file)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, file)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+    return len(data)
+
+
+def _reserve(file: Path, size: int) -> None:
+    """A file of ``size`` allocated bytes (``OSError`` when the disk cannot hold it)."""
+    fd = os.open(file, os.O_CREAT | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        fallocate = getattr(os, "posix_fallocate", None)
+        if fallocate is not None:
+            try:
+                fallocate(fd, 0, size)
+                return
+            except OSError as exc:
+                if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                    raise
+        block = b"\0" * 65536
+        for _ in range(0, size, len(block)):  # no fallocate here: write the space out
+            os.write(fd, block)
+    finally:
+        os.close(fd)
 
 
 def _sync_dir(folder: Path) -> None:

@@ -32,7 +32,9 @@ tags and IRIs round-trip exactly.
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import logging
 import re
 import threading
 import time
@@ -48,7 +50,7 @@ from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
 from hybrid_rag.sparql import validate_query
 from hybrid_rag.stores._closing import Closing
-from hybrid_rag.stores._damage import engine_error
+from hybrid_rag.stores._damage import engine_error, is_disk_full
 from hybrid_rag.stores._lock import StoreLock
 from hybrid_rag.stores._mirror import Mirror
 from hybrid_rag.stores._query_process import QueryProcesses
@@ -57,6 +59,8 @@ if TYPE_CHECKING:
     from pyoxigraph import Store
 
 __all__ = ["OxigraphGraphStore"]
+
+log = logging.getLogger("hybrid_rag")
 
 _XSD_STRING = _vocab.XSD + "string"
 _RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
@@ -117,6 +121,7 @@ class OxigraphGraphStore(Closing):
         self._file_lock = None if self._path is None else StoreLock(self._path, what="graph store")
         self._processes: QueryProcesses | None = None  # for query_bounded, started lazily
         self._mirror = Mirror() if mirror and self._path is not None else None
+        self._broken = False  # a write failed on I/O: reopen the engine before the next
 
     def __repr__(self) -> str:
         where = "memory" if self._path is None else str(self._path)
@@ -152,6 +157,40 @@ class OxigraphGraphStore(Closing):
         """The typed error for an engine failure: damage, a full disk, or ``message``."""
         return engine_error(exc, what=what, path=self._path, how=_REPAIR, message=message)
 
+    def _write_failed(self, exc: BaseException, doc_id: str, verb: str, doing: str) -> StoreError:
+        """The typed error for a failed write; after an I/O error the engine is reopened
+        before the next write (RocksDB refuses every write after one failed on a full
+        disk, until it is reopened)."""
+        if isinstance(exc, OSError) or is_disk_full(exc):
+            self._broken = True
+        message = f"cannot {verb} graph of {doc_id!r}: {exc}"
+        return self._failed(exc, f"{doing} the graph of {doc_id!r}", message)
+
+    def _writable(self) -> None:
+        """Reopen the engine after a failed write (see ``_write_failed``)."""
+        if not self._broken or self._path is None:
+            return
+        with self._lock:
+            if not self._broken:
+                return
+            store, self._store = self._store, None
+            self._copies.clear()
+            with contextlib.suppress(*_ENGINE_ERRORS):
+                if store is not None:
+                    store.flush()
+            del store
+            gc.collect()
+            from pyoxigraph import Store
+
+            try:
+                self._store = Store(str(self._path))
+            except _ENGINE_ERRORS as exc:
+                raise StoreError(
+                    f"the graph store at {self._path} must be reopened after a failed write "
+                    f"({exc}): close this HybridRAG (or store) and open it again"
+                ) from exc
+            self._broken = False
+
     def close(self) -> None:
         """Flush and release the store; idempotent. Later calls raise StoreError."""
         with self._lock:
@@ -166,9 +205,8 @@ class OxigraphGraphStore(Closing):
             return
         try:
             store.flush()
-        except _ENGINE_ERRORS as exc:
-            message = f"cannot flush oxigraph store: {exc}"
-            raise self._failed(exc, "flushing the graph store", message) from exc
+        except _ENGINE_ERRORS as exc:  # what was written is in RocksDB's log: kept
+            log.warning("cannot flush the graph store at %s: %s", self._path, exc)
         finally:
             # RocksDB holds its directory lock until the Store is freed; query results
             # and rdflib parse caches can keep it alive in reference cycles, so collect
@@ -203,18 +241,17 @@ class OxigraphGraphStore(Closing):
         """
         graph = self.graph_iri(doc_id)
         triples = check_triples(triples)
-        db = self._db()
-        if triples and not db.contains_named_graph(self._node(doc_id)):
+        self._writable()
+        if triples and not self._db().contains_named_graph(self._node(doc_id)):
             return self._insert_new(doc_id, graph, triples)
         body = " .\n".join(triple_n3(t) for t in triples)
         update = f"DROP SILENT GRAPH <{graph}> ;\nINSERT DATA {{ GRAPH <{graph}> {{\n{body}\n}} }}"
-        try:
+        try:  # no local bound to the Store: a kept traceback must not keep RocksDB open
             with self._write(graph, exists=bool(triples)):
-                db.update(update)
+                self._db().update(update)
                 self._mirrored(graph, lambda m: m.update(update))
         except _ENGINE_ERRORS as exc:
-            message = f"cannot write graph of {doc_id!r}: {exc}"
-            raise self._failed(exc, f"writing the graph of {doc_id!r}", message) from exc
+            raise self._write_failed(exc, doc_id, "write", "writing") from exc
         return self.count(doc_id)
 
     def _insert_new(self, doc_id: str, graph: str, triples: Sequence[Triple]) -> int:
@@ -232,23 +269,21 @@ class OxigraphGraphStore(Closing):
                 self._db().extend(quads)
                 self._mirrored(graph, lambda m: m.extend(quads))
         except _ENGINE_ERRORS as exc:
-            message = f"cannot write graph of {doc_id!r}: {exc}"
-            raise self._failed(exc, f"writing the graph of {doc_id!r}", message) from exc
+            raise self._write_failed(exc, doc_id, "write", "writing") from exc
         return self.count(doc_id)
 
     def delete(self, doc_id: str) -> bool:
         """Drop the document's graph; ``False`` when it had none."""
         node = self._node(doc_id)
-        db = self._db()
+        self._writable()
         try:
-            if not db.contains_named_graph(node):
+            if not self._db().contains_named_graph(node):
                 return False
             with self._write(node.value, exists=False):
-                db.remove_graph(node)
+                self._db().remove_graph(node)
                 self._mirrored(node.value, lambda m: m.remove_graph(node))
         except _ENGINE_ERRORS as exc:
-            message = f"cannot delete graph of {doc_id!r}: {exc}"
-            raise self._failed(exc, f"deleting the graph of {doc_id!r}", message) from exc
+            raise self._write_failed(exc, doc_id, "delete", "deleting") from exc
         return True
 
     def query(self, sparql: str, *, scope: Sequence[str]) -> SparqlResult:
