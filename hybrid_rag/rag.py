@@ -749,6 +749,7 @@ class HybridRAG(Closing):
         """Async twin of ``ask`` (same arguments, result and errors)."""
         from hybrid_rag.ask.supervisor import Supervisor
 
+        _check_unicode(question)
         await self._recover()
         supervisor = Supervisor(self._ask_parts())
         return await supervisor.answer(question, docs=docs, mode=mode, top_k=top_k, history=history)
@@ -777,6 +778,7 @@ class HybridRAG(Closing):
         """
         from hybrid_rag.ask.supervisor import Supervisor
 
+        _check_unicode(question)
         await self._recover()
         supervisor = Supervisor(self._ask_parts())
         parts = supervisor.stream(question, docs=docs, mode=mode, top_k=top_k, history=history)
@@ -867,6 +869,14 @@ class HybridRAG(Closing):
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _check_unicode(question: object) -> None:
+    """A question with a lone surrogate (``"\\ud800"``) cannot be answered or stored."""
+    from hybrid_rag.ingest.inputs import safe_text
+
+    if isinstance(question, str) and safe_text(question) != question:
+        raise InputError("question is not valid Unicode text (it holds a lone surrogate)")
 
 
 def _check_options(

@@ -25,7 +25,14 @@ from hybrid_rag.errors import DocumentError, DocumentTooLargeError, InputError
 if TYPE_CHECKING:
     from hybrid_rag.ingest.load import LoadedDocument
 
-__all__ = ["DEFAULT_MAX_BYTES", "check_max_bytes", "read_input", "safe_text", "valid_unicode"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "check_max_bytes",
+    "no_lone_surrogates",
+    "read_input",
+    "safe_text",
+    "valid_unicode",
+]
 
 DEFAULT_MAX_BYTES = 50 * 2**20
 """The largest document ingest reads by default: 50 MiB (the service's upload limit)."""
@@ -74,6 +81,21 @@ def valid_unicode(doc: LoadedDocument) -> LoadedDocument:
         p.model_copy(update={"text": _SURROGATE.sub("\ufffd", p.text)}) for p in doc.pages
     )
     return dataclasses.replace(doc, pages=pages)
+
+
+def no_lone_surrogates(value: object) -> object:
+    """``value`` unchanged, or ``ValueError`` when a string in it is not valid Unicode
+    (a JSON ``\\ud800`` escape decodes to a lone surrogate, which no answer can hold)."""
+    if isinstance(value, str):
+        if safe_text(value) != value:
+            raise ValueError("text is not valid Unicode (a lone surrogate escape such as \\ud800)")
+    elif isinstance(value, dict):
+        for item in value.values():
+            no_lone_surrogates(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            no_lone_surrogates(item)
+    return value
 
 
 def read_input(
