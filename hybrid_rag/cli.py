@@ -611,8 +611,18 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port.")] = 8000,
     max_upload_mb: Annotated[
-        int, typer.Option("--max-upload-mb", min=1, help="Largest request body accepted.")
+        int,
+        typer.Option(
+            "--max-upload-mb", min=1, help="Largest request body (and document) accepted."
+        ),
     ] = 50,
+    api_docs: Annotated[
+        bool,
+        typer.Option(
+            "--api-docs/--no-api-docs",
+            help="Serve /docs and /openapi.json (behind the API key when keys are set).",
+        ),
+    ] = True,
     embedder: EmbedderOpt = None,
 ) -> None:
     """Run the HTTP service over a store (needs the [server] extra; see docs/guides/service.md).
@@ -631,7 +641,7 @@ def serve(
         describe_holder(f"the hybrid-rag service at http://{host}:{port} (POST /ask)")
         limit = max_upload_mb * 2**20
         with _open(store, embedder, record=True, max_bytes=limit) as rag:
-            app_ = create_app(rag, max_upload_bytes=limit)
+            app_ = create_app(rag, max_upload_bytes=limit, api_docs=api_docs)
             auth = "API keys required" if os.environ.get(API_KEYS_ENV) else "no API keys (open)"
             _say(f"serving on http://{host}:{port} ({auth})")
             uvicorn.run(app_, host=host, port=port, log_level="warning")
