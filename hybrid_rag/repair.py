@@ -121,12 +121,17 @@ class _Repair:
         from hybrid_rag.stores.oxigraph import OxigraphGraphStore
 
         self._settings()
+        self._generation()
         graph = OxigraphGraphStore(self.paths["graph"], mirror=False)
         vectors = LocalVectorStore(self.paths["vectors"], on_damage="record")
         catalog, self.fresh_catalog = self._catalog(SqliteCatalog)
         try:
-            graph_ok = self._opens("graph store", graph.doc_ids, self.paths["graph"])
-            vectors_ok = self._opens("vector store", vectors.doc_ids, self.paths["vectors"])
+            graph_ok = self._exists("graph") and self._opens(
+                "graph store", graph.doc_ids, self.paths["graph"]
+            )
+            vectors_ok = self._exists("vectors") and self._opens(
+                "vector store", vectors.doc_ids, self.paths["vectors"]
+            )
             self._journal_records(graph_ok and vectors_ok, graph, vectors, catalog)
             if vectors_ok:
                 self._reembed(vectors)
@@ -155,6 +160,26 @@ class _Repair:
 
     def _written(self) -> bool:
         return any(p.exists() for p in self.paths.values())
+
+    def _exists(self, part: str) -> bool:
+        """A missing store folder is not made anew (that would pass for an empty store)."""
+        if self.paths[part].is_dir():
+            return True
+        if self._written():
+            self.report.found.append(f"the {part} folder is missing")
+            self.report.unrepaired.append(
+                f"the {part} folder {self.paths[part]}: restore it from a backup, or ingest "
+                "the documents again into a new store"
+            )
+        return False
+
+    def _generation(self) -> None:
+        """An unreadable generation record is moved aside (the catalog's is the truth)."""
+        try:
+            self.journal.generation()
+        except DamagedStoreError as exc:
+            self.report.found.append(exc.problem)
+            self._move_aside(Path(exc.path), under="journal")
 
     def embedder(self) -> Embedder:
         """The store's embedder (the one given, else the one ``store.json`` records)."""
@@ -244,6 +269,9 @@ class _Repair:
     def _reembed(self, vectors: Any) -> None:
         """Embed again the chunks whose vectors are damaged or missing."""
         docs = vectors.damaged_documents()
+        for note in vectors.notes:
+            self.report.found.append(note.split(":")[0])
+            self.report.done.append(note.split(": ", 1)[-1])
         if not docs:
             return
         import anyio
@@ -263,6 +291,8 @@ class _Repair:
         if older and not self.fresh_catalog:
             self.report.found.append("the catalog is older than the stores")
         graphs, counts = set(graph.doc_ids()), vectors.chunk_counts()
+        if not self._whole(entries, graphs, counts):
+            return
         for doc in sorted(graphs | counts.keys() | entries.keys()):
             entry = entries.get(doc)
             if doc not in counts:  # no chunks: the document cannot be served
@@ -275,6 +305,25 @@ class _Repair:
                 state = "missing" if entry is None else "out of date"
                 self.report.found.append(f"the catalog entry of {doc!r} is {state}")
                 self.report.done.append(f"rebuilt the catalog entry of {doc!r}")
+
+    def _whole(
+        self, entries: dict[str, DocumentInfo], graphs: set[str], counts: dict[str, int]
+    ) -> bool:
+        """A store that lost *every* document is not repaired document by document: it is
+        the wrong folder, or needs its backup; nothing is taken out."""
+        for what, held, needed in (
+            ("graph", graphs, [d for d, i in entries.items() if i.triples]),
+            ("vectors", set(counts), [d for d, i in entries.items() if i.chunks]),
+        ):
+            if needed and not held & set(needed):
+                self.report.found.append(f"the {what} store holds none of the documents")
+                self.report.unrepaired.append(
+                    f"the {what} store {self.paths[what]} holds none of the {len(needed)} "
+                    "catalogued documents: restore it from a backup, or ingest the documents "
+                    "again into a new store"
+                )
+                return False
+        return True
 
     def _rebuilt(
         self, doc: str, old: DocumentInfo | None, graph: Any, vectors: Any, *, keep_hash: bool

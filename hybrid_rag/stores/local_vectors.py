@@ -150,6 +150,8 @@ class LocalVectorStore(Closing):
         self._ann = AnnIndex(ann_file, dtype=ann_dtype, m=hnsw_m, efc=ef_construction, ef=ef_search)
         self._kw = KeywordSync(self._path, lambda: sorted(self._doc_slots))
         self._damaged: set[str] = set()
+        self.notes: list[str] = []
+        """With ``on_damage="record"``: what was found and set right on open."""
         self._closed = False
         self._file_lock = None if self._path is None else StoreLock(self._path, what="vector store")
 
@@ -272,18 +274,22 @@ class LocalVectorStore(Closing):
     def _check_matrix(self, db: sqlite3.Connection, needed: int) -> None:
         """The matrix holds every row SQLite records (else damage, or zero rows to repair)."""
         assert self._mat is not None
-        recorded = int(meta(db, _ROWS) or 0)
+        recorded = int(meta(db, _ROWS) or 0) if self._path is not None else 0
         have = self._mat.rows_on_disk if self._path is not None else len(self._mat.data)
-        if have >= max(needed, recorded if self._path is not None else 0):
+        want = max(needed, recorded)
+        if have >= want:
             return
         file = self._file(MATRIX_FILE)
+        state = (
+            "missing" if file is None or not file.exists() else f"truncated ({have} of {want} rows)"
+        )
         if self._on_damage == "raise" and file is not None:
-            state = "missing" if not file.exists() else f"truncated ({have} of {needed} rows)"
             raise damaged(f"the vector file is {state}", file)
         try:
-            self._mat.ensure(max(needed, recorded))  # repair: zero rows, re-embedded later
+            self._mat.ensure(want)  # repair: zero rows, re-embedded later
         except OSError as exc:
             raise engine_error(exc, what="growing the vector file", path=file) from exc
+        self.notes.append(f"the vector file was {state}: grown back to {want} rows")
 
     def _record_crcs(self, db: sqlite3.Connection, slots: I64) -> None:
         assert self._mat is not None
