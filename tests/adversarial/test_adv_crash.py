@@ -5,8 +5,9 @@ catalog entry; unscoped asks cited them and ``forget`` could not remove them. No
 
 * an unscoped ask never serves a document the catalog does not list (the vector chain
   searches again within the catalogued documents when an orphan shows up);
-* a ``HybridRAG`` that owns its embedded stores removes orphans before its first
-  ingest, ask or forget (its OS locks say no other writer is half-way through one);
+* a ``HybridRAG`` that owns its embedded stores undoes, before its first flow, every
+  write the journal records as unfinished (its OS locks say no other writer is half-way
+  through one); nothing without such a record is deleted (``test_adv_replace.py``);
 * every catalogued document is exactly one whole version (the old or the new one), and
   ingesting the same files again converges exactly to a clean build.
 
@@ -223,7 +224,7 @@ def test_kill_9_during_ingest_recovers_long(reference: Reference, tmp_path: Path
     assert orphaned >= 3  # the suite does reach the moments that leave orphans
 
 
-# -- orphans without a crash: a failed catalog write, a store shared with other writers ---
+# -- orphans on stores shared with other writers: never served ----------------------------
 
 
 @pytest.fixture()
@@ -263,18 +264,3 @@ def test_forget_removes_an_orphan_from_every_store(orphaned: tuple[HybridRAG, st
     rag.forget(orphan)
     assert orphan not in rag.graph.doc_ids()
     assert rag.vectors.chunks(orphan) == []
-
-
-def test_reopening_removes_orphans_and_keeps_the_rest(tmp_path: Path) -> None:
-    store = tmp_path / "store"
-    with HybridRAG(store, embedder="hashing") as rag:
-        rag.ingest_many(sample_pdfs(tmp_path / "pdfs"), raise_errors=True)
-        keep = {
-            d: _doc_state(rag, d) for d in ("demoline-glass-cleaner", "samplex-acid-descaler-10")
-        }
-        rag.catalog.delete("examplon-solvent-99")  # as a crash before the catalog write
-    with HybridRAG(store, embedder="hashing") as rag:
-        assert "examplon-solvent-99" in rag.graph.doc_ids()  # opening alone changes nothing
-        rag.ask("What is the flash point?")
-        assert _stored_ids(rag) == set(keep)
-        assert {d: _doc_state(rag, d) for d in keep} == keep
