@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hybrid_rag._workers import Workers
-from hybrid_rag.errors import HybridRAGError, StoreError
+from hybrid_rag.errors import DiskFullError, HybridRAGError, StoreError
 from hybrid_rag.models import Chunk, DocumentInfo
 from hybrid_rag.protocols import Catalog, Embedder, GraphStore, VectorStore
 from hybrid_rag.rdf import Term, Triple
@@ -178,10 +178,11 @@ class StoreWriter:
                     await self._settle(intent)
             except Exception as undo_error:
                 log.exception("could not undo the failed write of %s", did)
-                raise StoreError(
+                kind = DiskFullError if isinstance(error, DiskFullError) else StoreError
+                raise kind(
                     f"writing {did!r} failed ({error}) and restoring its previous version "
-                    f"failed too ({undo_error}); it is restored when the store is next "
-                    "opened"
+                    f"failed too ({undo_error}); it is restored by the next write of "
+                    f"{did!r} or when the store is next opened"
                 ) from undo_error
 
     async def _restore(self, did: str, backup: Backup | None) -> None:

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hybrid_rag import _vocab
 from hybrid_rag._checks import check_doc_id, check_scope, check_triples, is_doc_id
@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 __all__ = ["OxigraphGraphStore"]
 
 log = logging.getLogger("hybrid_rag")
+T = TypeVar("T")
 
 _XSD_STRING = _vocab.XSD + "string"
 _RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
@@ -143,12 +144,13 @@ class OxigraphGraphStore(Closing):
     def _open(self) -> Store:
         from pyoxigraph import Store
 
+        held = self._file_lock is not None and self._file_lock.held
         if self._file_lock is not None:
             self._file_lock.acquire()  # one writer per store: StoreLockedError at once
         try:
             return Store(None if self._path is None else str(self._path))
         except _ENGINE_ERRORS as exc:
-            if self._file_lock is not None:
+            if self._file_lock is not None and not held:  # a reopen keeps the lock
                 self._file_lock.release()
             message = f"cannot open oxigraph store at {self._path}: {exc}"
             raise self._failed(exc, "opening the graph store", message) from exc
@@ -180,15 +182,7 @@ class OxigraphGraphStore(Closing):
                     store.flush()
             del store
             gc.collect()
-            from pyoxigraph import Store
-
-            try:
-                self._store = Store(str(self._path))
-            except _ENGINE_ERRORS as exc:
-                raise StoreError(
-                    f"the graph store at {self._path} must be reopened after a failed write "
-                    f"({exc}): close this HybridRAG (or store) and open it again"
-                ) from exc
+            self._store = self._open()  # on a full disk: DiskFullError, tried again next time
             self._broken = False
 
     def close(self) -> None:
@@ -241,6 +235,20 @@ class OxigraphGraphStore(Closing):
         """
         graph = self.graph_iri(doc_id)
         triples = check_triples(triples)
+        return self._retrying(lambda: self._replace(doc_id, graph, triples))
+
+    def _retrying(self, write: Callable[[], T]) -> T:
+        """``write()``; once more after an I/O failure, on a reopened engine (RocksDB may
+        have stopped all writes after a background flush failed on a full disk)."""
+        try:
+            return write()
+        except StoreError:
+            if not self._broken or self._path is None:
+                raise
+            log.warning("graph store at %s: retrying a failed write after reopening", self._path)
+            return write()
+
+    def _replace(self, doc_id: str, graph: str, triples: Sequence[Triple]) -> int:
         self._writable()
         if triples and not self._db().contains_named_graph(self._node(doc_id)):
             return self._insert_new(doc_id, graph, triples)
@@ -275,6 +283,9 @@ class OxigraphGraphStore(Closing):
     def delete(self, doc_id: str) -> bool:
         """Drop the document's graph; ``False`` when it had none."""
         node = self._node(doc_id)
+        return self._retrying(lambda: self._delete(doc_id, node))
+
+    def _delete(self, doc_id: str, node: Any) -> bool:
         self._writable()
         try:
             if not self._db().contains_named_graph(node):
