@@ -88,7 +88,7 @@ def no_lone_surrogates(value: object) -> object:
     (a JSON ``\\ud800`` escape decodes to a lone surrogate, which no answer can hold)."""
     if isinstance(value, str):
         if safe_text(value) != value:
-            raise ValueError("text is not valid Unicode (a lone surrogate escape such as \\ud800)")
+            raise ValueError("text is not valid Unicode: a lone surrogate (an unpaired \\u escape)")
     elif isinstance(value, dict):
         for item in value.values():
             no_lone_surrogates(item)
