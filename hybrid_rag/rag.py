@@ -648,12 +648,9 @@ class HybridRAG(Closing):
         try:
             await self._workers.run(stores.check_layout)
             await self._workers.run(stores.open_all)
-            writer = StoreWriter(
-                graph=stores.graph,
-                vectors=stores.vectors,
-                catalog=stores.catalog,
+            writer = StoreWriter.of(
+                stores,
                 embedder=self.embedder,
-                journal=stores.journal,
                 workers=self._workers,
                 on_change=self._products.invalidate if self._products else lambda: None,
             )

@@ -20,6 +20,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import anyio
 import numpy as np
@@ -31,6 +32,9 @@ from hybrid_rag.models import Chunk, DocumentInfo
 from hybrid_rag.protocols import Catalog, Embedder, GraphStore, VectorStore
 from hybrid_rag.rdf import Term, Triple
 from hybrid_rag.stores._journal import Backup, Intent, Journal
+
+if TYPE_CHECKING:
+    from hybrid_rag.stores._embedded import StoreSet
 
 __all__ = ["StoreWriter", "first_error"]
 
@@ -51,6 +55,26 @@ class StoreWriter:
     journal: Journal
     workers: Workers
     on_change: Callable[[], None] = lambda: None
+
+    @classmethod
+    def of(
+        cls,
+        stores: StoreSet,
+        *,
+        embedder: Embedder,
+        workers: Workers,
+        on_change: Callable[[], None] = lambda: None,
+    ) -> StoreWriter:
+        """The writer over one folder's embedded stores and their journal."""
+        return cls(
+            graph=stores.graph,
+            vectors=stores.vectors,
+            catalog=stores.catalog,
+            embedder=embedder,
+            journal=stores.journal,
+            workers=workers,
+            on_change=on_change,
+        )
 
     async def write(
         self,
@@ -215,10 +239,10 @@ def _ordered(chunks: Sequence[Chunk]) -> list[Chunk]:
 
 
 def graph_triples(graph: GraphStore, doc_id: str) -> list[Triple]:
-    """Every triple of the document's graph (through ``dump`` where the store has it)."""
-    dump = getattr(graph, "dump", None)
-    if callable(dump):
-        return list(dump(doc_id))
+    """Every triple of the document's graph (read directly where the store can)."""
+    direct = getattr(graph, "triples", None) or getattr(graph, "dump", None)
+    if callable(direct):
+        return list(direct(doc_id))
     rows = graph.query(_ALL, scope=[doc_id]).rows
     return [_row_triple(r) for r in rows if {"s", "p", "o"} <= r.keys()]
 

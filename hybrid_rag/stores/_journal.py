@@ -147,9 +147,8 @@ class Journal:
         if self.folder is None:
             return
         key = _key(doc_id)
-        try:
+        try:  # no fsync: an intent that comes back names a write that is complete (settled)
             (self.folder / f"{key}.intent.json").unlink(missing_ok=True)
-            _sync_dir(self.folder)
         except OSError as exc:
             what = f"closing the write of {doc_id!r}"
             raise engine_error(exc, what=what, path=self.folder) from exc

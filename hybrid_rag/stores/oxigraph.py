@@ -472,14 +472,25 @@ class OxigraphGraphStore(Closing):
 
     def dump(self, doc_id: str) -> list[Triple]:
         """The triples of the document's graph, sorted by their N-Triples form."""
+        return sorted(self.triples(doc_id), key=lambda t: tuple(x.n3() for x in t))
+
+    def triples(self, doc_id: str) -> list[Triple]:
+        """The triples of the document's graph, in the engine's order (cheaper than ``dump``)."""
         node = self._node(doc_id)
         try:
             quads = list(self._db().quads_for_pattern(None, None, None, node))
         except _ENGINE_ERRORS as exc:
             message = f"cannot read graph of {doc_id!r}: {exc}"
             raise self._failed(exc, "reading a graph", message) from exc
-        triples = [(_term(q.subject), _term(q.predicate), _term(q.object)) for q in quads]
-        return sorted(triples, key=lambda t: tuple(x.n3() for x in t))
+        seen: dict[Any, Term] = {}
+
+        def term(node: Any) -> Term:
+            found = seen.get(node)
+            if found is None:
+                found = seen[node] = _term(node)
+            return found
+
+        return [(term(q.subject), term(q.predicate), term(q.object)) for q in quads]
 
     def _node(self, doc_id: str) -> Any:
         from pyoxigraph import NamedNode

@@ -220,6 +220,7 @@ def test_kill_9_during_ingest_recovers(reference: Reference, tmp_path: Path) -> 
 @pytest.mark.slow
 def test_kill_9_during_ingest_recovers_long(reference: Reference, tmp_path: Path) -> None:
     killed, orphaned = _kill_rounds(reference, tmp_path, rounds=15, seed=1212)
+    print(f"kills that landed while the child worked: {killed} of 30; left orphans: {orphaned}")
     assert killed >= 20
     assert orphaned >= 3  # the suite does reach the moments that leave orphans
 

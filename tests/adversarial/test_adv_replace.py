@@ -97,14 +97,7 @@ def test_a_write_a_crash_cut_short_is_undone_on_open(store: Path) -> None:
         stores = rag._stores
         assert stores is not None
         rag.documents()
-        writer = StoreWriter(
-            graph=stores.graph,
-            vectors=stores.vectors,
-            catalog=stores.catalog,
-            embedder=rag.embedder,
-            journal=stores.journal,
-            workers=rag._workers,
-        )
+        writer = StoreWriter.of(stores, embedder=rag.embedder, workers=rag._workers)
         import anyio
 
         backup = anyio.run(writer.backup, DOC)
