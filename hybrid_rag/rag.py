@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
     from hybrid_rag.ask.compose import AnswerComposer
-    from hybrid_rag.ask.supervisor import AskParts, History, ProductIndexCache
+    from hybrid_rag.ask.supervisor import AskParts, History, SubjectIndexCache
     from hybrid_rag.ingest.pipeline import DocLocks, IngestParts, IngestPipeline, Source
     from hybrid_rag.integrations.langchain import HybridRAGRetriever
     from hybrid_rag.protocols import (
@@ -154,7 +154,7 @@ class HybridRAG(Closing):
         self._init_lock = threading.Lock()
         self._ontology: Ontology | None = None
         self._embedder: Embedder | None = None
-        self._products: ProductIndexCache | None = None
+        self._subjects: SubjectIndexCache | None = None
         self._doc_locks: DocLocks | None = None
         self._closed = False
         self._stores: StoreSet | None = None  # the embedded stores under path (all three)
@@ -340,7 +340,7 @@ class HybridRAG(Closing):
         with self._init_lock:
             if self._stores is not None or self._journal is not None:
                 return
-            from hybrid_rag.ask.supervisor import ProductIndexCache
+            from hybrid_rag.ask.supervisor import SubjectIndexCache
             from hybrid_rag.ingest.pipeline import DocLocks
             from hybrid_rag.stores._journal import Journal
 
@@ -349,11 +349,11 @@ class HybridRAG(Closing):
                 from hybrid_rag.stores._embedded import acquire
 
                 self._stores = stores = acquire(self._path)
-                self._products = stores.shared.setdefault("products", ProductIndexCache())
+                self._subjects = stores.shared.setdefault("subjects", SubjectIndexCache())
                 self._doc_locks = stores.shared.setdefault("locks", DocLocks())
                 return
             self._make_defaults()
-            self._products, self._doc_locks = ProductIndexCache(), DocLocks()
+            self._subjects, self._doc_locks = SubjectIndexCache(), DocLocks()
             self._journal = Journal(None)
 
     def _make_defaults(self) -> None:
@@ -418,7 +418,7 @@ class HybridRAG(Closing):
 
         embedder = self.embedder  # fails early on a store/embedder mismatch
         graph = self.graph
-        assert self._products is not None and self._doc_locks is not None
+        assert self._subjects is not None and self._doc_locks is not None
         spec = self._ontology_spec
         return IngestParts(
             graph=graph,
@@ -433,7 +433,7 @@ class HybridRAG(Closing):
             chunk_overlap=self._chunk_overlap,
             ontology_spec=str(spec) if isinstance(spec, (str, os.PathLike)) else None,
             processes=self._processes,
-            on_change=self._products.invalidate,
+            on_change=self._subjects.invalidate,
             on_first_write=lambda: record_embedder(
                 self._path, name=embedder.name, dim=embedder.dim
             ),
@@ -452,7 +452,7 @@ class HybridRAG(Closing):
 
         embedder = self.embedder
         graph = self.graph
-        assert self._products is not None
+        assert self._subjects is not None
         return AskParts(
             graph=graph,
             vectors=self.vectors,
@@ -463,7 +463,7 @@ class HybridRAG(Closing):
             composer=self.composer,
             llm=self._llm,
             workers=self._workers,
-            products=self._products,
+            subjects=self._subjects,
             timeout=self._timeout,
             top_k=self._top_k,
         )
@@ -652,7 +652,7 @@ class HybridRAG(Closing):
                 stores,
                 embedder=self.embedder,
                 workers=self._workers,
-                on_change=self._products.invalidate if self._products else lambda: None,
+                on_change=self._subjects.invalidate if self._subjects else lambda: None,
             )
             settled = await writer.recover()
             if settled:

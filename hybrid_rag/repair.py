@@ -334,7 +334,7 @@ class _Repair:
 
         chunks: list[Chunk] = vectors.chunks(doc)
         triples = graph_triples(graph, doc)
-        subject = DATA + doc_local_name(doc) + "-product"  # ingest.triples.product_iri
+        subject = DATA + doc_local_name(doc) + "-product"  # ingest.triples.subject_iri
         mine = [t for t in triples if t[0].value == subject]
         labels = [o.value for s, p, o in mine if p.value == _LABEL]
         now = datetime.now(UTC)
