@@ -43,10 +43,17 @@ def _new_version() -> bytes:
     return pdf_bytes(text.split("\n\n"))
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("replace")
+    with HybridRAG(root / "store", embedder="hashing") as rag:
+        rag.ingest_many(sample_pdfs(root / "pdfs"), raise_errors=True)
+    return root / "store"
+
+
 @pytest.fixture()
-def store(tmp_path: Path) -> Iterator[Path]:
-    with HybridRAG(tmp_path / "store", embedder="hashing") as rag:
-        rag.ingest_many(sample_pdfs(tmp_path / "pdfs"), raise_errors=True)
+def store(template: Path, tmp_path: Path) -> Iterator[Path]:
+    shutil.copytree(template, tmp_path / "store")
     yield tmp_path / "store"
 
 
