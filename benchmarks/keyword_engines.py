@@ -1,6 +1,6 @@
 """Keyword engines for the embedded store, side by side: tantivy, SQLite FTS5, bm25s.
 
-All three index the same tokens (:func:`hybrid_rag.stores.local_vectors.tokenize`:
+All three index the same tokens (:func:`hybrid_rag.text.keyword_tokens`:
 identifiers whole plus their parts, mild stemming) and answer a disjunction of the
 question's distinct tokens, BM25-ranked:
 
@@ -53,7 +53,7 @@ from retrieval_scale import _doc, _words  # noqa: E402
 
 from hybrid_rag.stores import _keywords  # noqa: E402
 from hybrid_rag.stores._keywords import KeywordIndex, index_text  # noqa: E402
-from hybrid_rag.stores.local_vectors import tokenize  # noqa: E402
+from hybrid_rag.text import keyword_tokens as tokenize  # noqa: E402
 
 RESULTS = HERE / "results" / "keyword_engines.json"
 SHARED = HERE.parent.parent / "shared"

@@ -7,10 +7,11 @@ any I/O. They implement the argument rules written in ``hybrid_rag.protocols``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hybrid_rag.errors import InputError
+from hybrid_rag.errors import InputError, InvalidDocIdError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from hybrid_rag.rdf import Triple
 
 __all__ = [
+    "DOC_ID_PATTERN",
     "check_chunks",
     "check_doc_id",
     "check_doc_ids",
@@ -33,7 +35,13 @@ __all__ = [
     "check_texts",
     "check_triples",
     "check_vector",
+    "is_doc_id",
 ]
+
+DOC_ID_PATTERN = "[A-Za-z0-9_.-]{1,128}"
+"""What a document id is: 1-128 characters from ``A-Z a-z 0-9 _ . -``, not ``.`` or ``..``."""
+
+_DOC_ID = re.compile(DOC_ID_PATTERN)
 
 
 def _kind(value: object) -> str:
@@ -149,11 +157,26 @@ def check_triples(triples: object) -> list[Triple]:
     return items
 
 
-def check_doc_id(doc_id: object) -> str:
-    """``doc_id`` when it matches ``[A-Za-z0-9_.-]{1,128}``, else InvalidDocIdError."""
-    from hybrid_rag.ingest.load import validate_doc_id
+def is_doc_id(value: object) -> bool:
+    """Whether ``value`` is a valid document id (see ``DOC_ID_PATTERN``)."""
+    return isinstance(value, str) and bool(_DOC_ID.fullmatch(value)) and value not in {".", ".."}
 
-    return validate_doc_id(doc_id)  # type: ignore[arg-type]  # it checks the type too
+
+def check_doc_id(doc_id: object) -> str:
+    """``doc_id`` when it is a valid document id (``DOC_ID_PATTERN``).
+
+    The one doc-id check of the library: ingest, the catalog and every store call it.
+    ``.`` and ``..`` are refused (they are path components, never names).
+
+    Raises:
+        InvalidDocIdError: naming the rejected id (also for a non-``str``).
+    """
+    if not is_doc_id(doc_id):
+        raise InvalidDocIdError(
+            f"invalid doc id {doc_id!r}: use 1-128 characters from [A-Za-z0-9_.-] (not '.' or '..')"
+        )
+    assert isinstance(doc_id, str)
+    return doc_id
 
 
 def check_info(info: object) -> DocumentInfo:

@@ -1,4 +1,4 @@
-"""The ``hybrid-rag`` command: ingest, ask, docs, forget, demo, eval and serve.
+"""The ``hybrid-rag`` command: ingest, ask, docs, forget, repair, demo, eval and serve.
 
 Imported only by the console script (``hybrid-rag = "hybrid_rag.cli:main"``), never by
 ``import hybrid_rag``, so typer and rich stay out of the library's import time.
@@ -37,15 +37,21 @@ from hybrid_rag._cli_render import (
 from hybrid_rag._display import cited_text
 from hybrid_rag.errors import (
     ConfigurationError,
+    DamagedStoreError,
+    DiskFullError,
     DocumentError,
+    DocumentExistsError,
     DocumentNotFoundError,
+    DocumentTooLargeError,
     HybridRAGError,
     InputError,
     InvalidDocIdError,
     StoreError,
+    StoreLockedError,
 )
 from hybrid_rag.evaluation import summarise
-from hybrid_rag.models import IngestReport
+from hybrid_rag.ingest.inputs import DEFAULT_MAX_BYTES
+from hybrid_rag.models import DocumentInfo, IngestReport
 from hybrid_rag.rag import HybridRAG
 
 __all__ = ["DEFAULT_STORE", "DEMO_STORE", "app", "demo", "main", "serve"]
@@ -128,8 +134,13 @@ EmbedderOpt = Annotated[
 _HINTS: list[tuple[type[BaseException], str]] = [
     (DocumentNotFoundError, "list the ingested documents with `hybrid-rag docs`"),
     (InvalidDocIdError, "doc ids use 1-128 characters from A-Z a-z 0-9 _ . -"),
+    (DocumentTooLargeError, "raise the limit with --max-bytes if the file is meant to be read"),
+    (DocumentExistsError, "give the document another --doc-id, or let it replace the old one"),
     (InputError, ""),  # the message says what is wrong with the argument
     (DocumentError, "check that the file is a readable PDF, text or Markdown file"),
+    (StoreLockedError, "the message says what holds the store and what to do"),
+    (DamagedStoreError, "nothing was changed or deleted; the message says how to repair"),
+    (DiskFullError, "nothing was changed: free some disk space and run the command again"),
     (
         StoreError,
         "use the same --embedder as at ingest; if the store is damaged, re-ingest into a "
@@ -228,6 +239,7 @@ def _open(
     *,
     record: bool = False,
     ontology: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> HybridRAG:
     """The store's HybridRAG, with HANA stores and an LLM when ``from_env`` settings say so."""
     from hybrid_rag.config import resolve_components
@@ -244,6 +256,7 @@ def _open(
             catalog=parts.catalog,
             embedder=parts.embedder,
             llm=parts.llm,
+            max_bytes=max_bytes,
         )
     if embedder is None and parts.embedder in EmbedderName.__members__ and parts.embedder != "auto":
         embedder = EmbedderName(parts.embedder)
@@ -255,7 +268,7 @@ def _open(
         f"using embedded stores under {store or 'memory'}, embedder={name}, llm={llm}, "
         f"ontology={onto}"
     )
-    return HybridRAG(store, ontology=onto, embedder=name, llm=parts.llm)
+    return HybridRAG(store, ontology=onto, embedder=name, llm=parts.llm, max_bytes=max_bytes)
 
 
 def _ontology_for(store: Path | None, requested: str | None) -> str:
@@ -373,10 +386,21 @@ def ingest(
     ] = False,
     embedder: EmbedderOpt = None,
     ontology: OntologyOpt = None,
+    max_bytes: Annotated[
+        int,
+        typer.Option(
+            "--max-bytes",
+            min=1,
+            help="Largest document read, in bytes (larger ones fail at once). "
+            "Default: 52428800 (50 MiB).",
+        ),
+    ] = DEFAULT_MAX_BYTES,
 ) -> None:
     """Ingest documents: same bytes are skipped, changed bytes replace the old version.
 
-    Exit code 0 only when no document failed (or with --allow-failures).
+    Only regular files are read (named pipes and devices fail at once). A replace keeps
+    the old version until the new one is complete. Exit code 0 only when no document
+    failed (or with --allow-failures).
     """
     console = Console(highlight=False)
     with _guard():
@@ -385,7 +409,7 @@ def ingest(
             _fail("no supported documents found", "give .pdf, .txt or .md files or folders")
         if doc_id is not None and len(files) != 1:
             _fail(f"--doc-id needs exactly one file, got {len(files)}", "ingest one file")
-        with _open(store, embedder, record=True, ontology=ontology) as rag:
+        with _open(store, embedder, record=True, ontology=ontology, max_bytes=max_bytes) as rag:
             reports, seconds = _run_ingest(
                 rag, files, console=console, concurrency=concurrency, doc_id=doc_id
             )
@@ -444,13 +468,28 @@ def docs_cmd(
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the entries as JSON.")] = False,
 ) -> None:
-    """List the ingested documents."""
-    with _guard(), _open(_existing_store(store), None) as rag:
-        docs = rag.documents()
+    """List the ingested documents (also while another process, e.g. a service, writes)."""
+    with _guard():
+        docs = _documents(_existing_store(store))
     if as_json:
         sys.stdout.write(json.dumps([d.model_dump(mode="json") for d in docs], indent=2) + "\n")
     else:
         Console(highlight=False).print(documents_table(docs))
+
+
+def _documents(store: Path) -> list[DocumentInfo]:
+    """The catalog; read-only beside the process that holds the store, if one does."""
+    try:
+        with _open(store, None) as rag:
+            return list(rag.documents())
+    except StoreLockedError as exc:
+        from hybrid_rag.stores.catalog import SqliteCatalog
+
+        if not (store / "catalog.sqlite").is_file():
+            raise
+        _say(f"read beside the writer that holds the store ({exc.holder or f'pid {exc.pid}'})")
+        with SqliteCatalog(store / "catalog.sqlite", read_only=True) as catalog:
+            return catalog.list()
 
 
 @app.command()
@@ -462,6 +501,45 @@ def forget(
     with _guard(), _open(_existing_store(store), None) as rag:
         rag.forget(doc_id)
     Console(highlight=False).print(Text(f"forgot {doc_id}"))
+
+
+@app.command()
+def repair(
+    store: StoreOpt = DEFAULT_STORE,
+    embedder: Annotated[
+        str | None,
+        typer.Option(
+            "--embedder",
+            help="The store's embedder (default: the one store.json records); needed to "
+            "embed damaged vectors again, or to write a lost store.json.",
+        ),
+    ] = None,
+) -> None:
+    """Check a store and repair it: rebuild the catalog from the graph and the chunks,
+    embed damaged vectors again, undo unfinished writes. Nothing is deleted: damaged files
+    are moved aside, incomplete documents exported. Exit code 1 when something could not
+    be repaired (restore it from a backup).
+    """
+    from hybrid_rag.repair import repair_store
+
+    console = Console(highlight=False)
+    with _guard():
+        report = repair_store(_existing_store(store), embedder=embedder)
+        for title, lines in (
+            ("found", report.found),
+            ("done", report.done),
+            ("to ingest again (their data was lost to the damage)", report.lost),
+            ("not repaired", report.unrepaired),
+        ):
+            if lines:
+                console.print(Text(f"{title}:", style="bold"))
+                for line in lines:
+                    console.print(Text(f"  - {line}"), soft_wrap=True)
+        if report.ok:
+            docs = _documents(store)
+            console.print(Text(f"the store at {store} opens cleanly: {len(docs)} documents"))
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 # --- demo ----------------------------------------------------------------------------------
@@ -581,8 +659,18 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port.")] = 8000,
     max_upload_mb: Annotated[
-        int, typer.Option("--max-upload-mb", min=1, help="Largest request body accepted.")
+        int,
+        typer.Option(
+            "--max-upload-mb", min=1, help="Largest request body (and document) accepted."
+        ),
     ] = 50,
+    api_docs: Annotated[
+        bool,
+        typer.Option(
+            "--api-docs/--no-api-docs",
+            help="Serve /docs and /openapi.json (behind the API key when keys are set).",
+        ),
+    ] = True,
     embedder: EmbedderOpt = None,
     ontology: OntologyOpt = None,
 ) -> None:
@@ -597,8 +685,12 @@ def serve(
             import uvicorn
         except ImportError as exc:
             raise ImportError("uvicorn is missing: pip install 'hybrid-rag[server]'") from exc
-        with _open(store, embedder, record=True, ontology=ontology) as rag:
-            app_ = create_app(rag, max_upload_bytes=max_upload_mb * 2**20)
+        from hybrid_rag.stores._lock import describe_holder
+
+        describe_holder(f"the hybrid-rag service at http://{host}:{port} (POST /ask)")
+        limit = max_upload_mb * 2**20
+        with _open(store, embedder, record=True, ontology=ontology, max_bytes=limit) as rag:
+            app_ = create_app(rag, max_upload_bytes=limit, api_docs=api_docs)
             auth = "API keys required" if os.environ.get(API_KEYS_ENV) else "no API keys (open)"
             _say(f"serving on http://{host}:{port} ({auth})")
             uvicorn.run(app_, host=host, port=port, log_level="warning")

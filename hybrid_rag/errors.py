@@ -8,8 +8,12 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigurationError",
+    "DamagedStoreError",
+    "DiskFullError",
     "DocumentError",
+    "DocumentExistsError",
     "DocumentNotFoundError",
+    "DocumentTooLargeError",
     "EmptyDocumentError",
     "EncryptedDocumentError",
     "HybridRAGError",
@@ -41,7 +45,7 @@ class InputError(HybridRAGError, ValueError):
 
 
 class InvalidDocIdError(InputError):
-    """A document id does not match ``[A-Za-z0-9_.-]{1,128}``."""
+    """A document id does not match ``[A-Za-z0-9_.-]{1,128}`` (or is ``.`` or ``..``)."""
 
 
 class DocumentNotFoundError(HybridRAGError, KeyError):
@@ -53,6 +57,15 @@ class DocumentNotFoundError(HybridRAGError, KeyError):
 
 class DocumentError(HybridRAGError, ValueError):
     """A document cannot be read (corrupt, truncated, wrong type)."""
+
+
+class DocumentTooLargeError(DocumentError):
+    """The document is larger than the ``max_bytes`` limit; nothing of it was read past it."""
+
+
+class DocumentExistsError(HybridRAGError):
+    """A document of that id exists with other content and the call asked not to replace it
+    (``ingest(..., replace=False)``, a service upload without ``replace=true``)."""
 
 
 class UnsupportedFormatError(DocumentError):
@@ -79,6 +92,27 @@ class StoreError(HybridRAGError):
     """A store failed to read or write (I/O, engine error)."""
 
 
+class DamagedStoreError(StoreError):
+    """A store file is missing, damaged, or disagrees with the other stores.
+
+    Raised before anything is answered or written; nothing was changed or deleted. The
+    message names the file and the way to repair it.
+
+    Attributes:
+        problem: What is wrong, in words.
+        path: The damaged or missing file or folder.
+        repair: What to do (usually ``hybrid-rag repair --store <path>``).
+    """
+
+    def __init__(self, problem: str, *, path: str, repair: str) -> None:
+        super().__init__(f"{problem} ({path}); to repair: {repair}")
+        self.problem, self.path, self.repair = problem, path, repair
+
+
+class DiskFullError(StoreError):
+    """A write ran out of disk space ("no space left on device"); it was rolled back."""
+
+
 class QueryTimeoutError(StoreError):
     """A query ran out of its time and was stopped (its worker process killed)."""
 
@@ -95,6 +129,7 @@ class StoreLockedError(StoreError):
         pid: Process id of the holder, when known.
         host: Host name of the holder, when known.
         since: When the holder took the lock (ISO 8601, UTC), when known.
+        holder: What the holder is (its command line, and what it serves), when known.
     """
 
     def __init__(
@@ -105,9 +140,11 @@ class StoreLockedError(StoreError):
         pid: int | None = None,
         host: str | None = None,
         since: str | None = None,
+        holder: str | None = None,
     ) -> None:
         super().__init__(message)
         self.path, self.pid, self.host, self.since = path, pid, host, since
+        self.holder = holder
 
 
 class LLMError(HybridRAGError):

@@ -55,8 +55,8 @@ class GraphStore(Protocol):
     Contract (checked by ``hybrid_rag.testing.contracts.GraphStoreContract``):
 
     * **Doc ids.** Every ``doc_id`` (argument or ``scope`` entry) must match
-      ``[A-Za-z0-9_.-]{1,128}``; anything else (including a non-``str``) raises
-      ``InvalidDocIdError`` before any I/O.
+      ``[A-Za-z0-9_.-]{1,128}`` and not be ``.`` or ``..``; anything else (including a
+      non-``str``) raises ``InvalidDocIdError`` before any I/O.
     * ``graph_iri(doc_id)`` is the document's named graph IRI: distinct per document and
       ending with the doc id (typically ``graph_base + doc_id``).
     * ``replace(doc_id, triples)`` makes the document's graph hold exactly ``triples``
@@ -189,8 +189,8 @@ class VectorStore(Protocol):
       these chunks (old ones gone, other documents untouched) and returns how many it
       stored; writing the same chunks twice leaves one copy. ``vectors`` has one row per
       chunk (shape ``(len(chunks), dim)``); rows need not be normalised (scores are
-      cosines). ``doc_id`` must be a valid doc id (``[A-Za-z0-9_.-]{1,128}``, else
-      ``InvalidDocIdError``). Empty ``chunks`` with an empty
+      cosines). ``doc_id`` must be a valid doc id (``[A-Za-z0-9_.-]{1,128}``, not
+      ``.``/``..``, else ``InvalidDocIdError``). Empty ``chunks`` with an empty
       ``vectors`` removes the document and returns 0.
     * **Bad writes** raise before anything is written, leaving the store unchanged:
       ``InputError`` when ``chunks`` is not a sequence of
@@ -287,7 +287,7 @@ class Catalog(Protocol):
     * ``put(info)`` inserts the entry, or replaces the one with the same ``doc_id``.
       ``info`` must be a ``DocumentInfo`` (else
       ``InputError``) whose ``doc_id`` matches
-      ``[A-Za-z0-9_.-]{1,128}`` (else ``InvalidDocIdError``);
+      ``[A-Za-z0-9_.-]{1,128}``, not ``.``/``..`` (else ``InvalidDocIdError``);
       nothing is written then.
     * ``get(doc_id)`` returns an entry equal to the last one put (every field, including
       time-zone-aware timestamps, ``None`` values and aliases), or ``None`` for an

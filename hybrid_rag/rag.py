@@ -25,7 +25,8 @@ from hybrid_rag._store_meta import (
 )
 from hybrid_rag._sync import iterate_sync, run_sync
 from hybrid_rag._workers import Workers
-from hybrid_rag.errors import ConfigurationError, HybridRAGError, InputError
+from hybrid_rag.errors import ConfigurationError, HybridRAGError, InputError, StoreLockedError
+from hybrid_rag.ingest.inputs import DEFAULT_MAX_BYTES, check_max_bytes
 from hybrid_rag.models import Answer, AskMode, DocumentList, IngestReport
 from hybrid_rag.stores._closing import Closing
 
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
         QuestionRouter,
         VectorStore,
     )
+    from hybrid_rag.stores._embedded import StoreSet
+    from hybrid_rag.stores._journal import Journal
 
 __all__ = ["HybridRAG", "StreamDelta"]
 
@@ -96,6 +99,17 @@ class HybridRAG(Closing):
             (batches of 4+ documents) so the CPU-bound part of ingest uses every core; the
             ontology must be given by name or path. ``None`` (default): on when that is
             safe (notebooks, REPLs, scripts under ``if __name__ == "__main__":``).
+        max_bytes: the largest document ingest reads (default 50 MiB,
+            ``hybrid_rag.ingest.inputs.DEFAULT_MAX_BYTES``); a larger one raises
+            ``DocumentTooLargeError`` before it is read.
+
+    The embedded stores under ``path`` are shared by every ``HybridRAG`` of this process
+    on that path (re-creating ``HybridRAG(path)`` in a notebook just works); another
+    process gets ``StoreLockedError`` naming the holder. Before the first flow they are
+    checked: a missing, empty, damaged or older catalog (or graph, or vector store) is a
+    ``DamagedStoreError`` naming the file and the repair (``hybrid-rag repair``), and a
+    write a crash left half-done is undone from its journal record. Nothing else is ever
+    deleted by recovery.
 
     Raises:
         InputError: an option of the wrong type or out of range.
@@ -128,11 +142,13 @@ class HybridRAG(Closing):
         timeout: float = 30.0,
         max_threads: int = 4,
         processes: bool | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         _check_options(path, chunk_size, chunk_overlap, top_k, timeout, max_threads)
         from hybrid_rag.providers import check_embedder
 
         check_embedder(embedder)  # a wrong name fails here, not at the first ingest
+        self._max_bytes = check_max_bytes(max_bytes)
         self._path = None if path is None else Path(path)
         self._ontology_spec = ontology
         self._embedder_spec = embedder
@@ -151,9 +167,8 @@ class HybridRAG(Closing):
         self._subjects: SubjectIndexCache | None = None
         self._doc_locks: DocLocks | None = None
         self._closed = False
-        self._owns_stores = False  # all three stores embedded, made here, under self._path
-        self._recovery_lock = threading.Lock()
-        self._recovered = False
+        self._stores: StoreSet | None = None  # the embedded stores under path (all three)
+        self._journal: Journal | None = None  # for stores given or not all embedded
         self._chosen: str | None = None  # what from_env chose and why, for the repr
 
     @classmethod
@@ -246,6 +261,11 @@ class HybridRAG(Closing):
         return self._chunk_overlap
 
     @property
+    def max_bytes(self) -> int:
+        """The largest document ingest reads, in bytes."""
+        return self._max_bytes
+
+    @property
     def max_threads(self) -> int:
         """The most blocking store calls this instance runs at once."""
         return self._workers.max_threads
@@ -329,6 +349,8 @@ class HybridRAG(Closing):
     def graph(self) -> GraphStore:
         """The graph store (created on first use)."""
         self._ensure_stores()
+        if self._stores is not None:
+            return self._stores.graph
         assert self._graph is not None
         return self._graph
 
@@ -336,6 +358,8 @@ class HybridRAG(Closing):
     def vectors(self) -> VectorStore:
         """The vector store (created on first use)."""
         self._ensure_stores()
+        if self._stores is not None:
+            return self._stores.vectors
         assert self._vectors is not None
         return self._vectors
 
@@ -343,6 +367,8 @@ class HybridRAG(Closing):
     def catalog(self) -> Catalog:
         """The document catalog (created on first use)."""
         self._ensure_stores()
+        if self._stores is not None:
+            return self._stores.catalog
         assert self._catalog is not None
         return self._catalog
 
@@ -350,25 +376,38 @@ class HybridRAG(Closing):
         if self._closed:
             raise HybridRAGError("this HybridRAG is closed")
         with self._init_lock:
-            if self._graph is None and self._vectors is None and self._catalog is None:
-                self._owns_stores = self._path is not None
-            if self._graph is None:
-                from hybrid_rag.stores.oxigraph import OxigraphGraphStore
+            if self._stores is not None or self._journal is not None:
+                return
+            from hybrid_rag.ask.supervisor import SubjectIndexCache
+            from hybrid_rag.ingest.pipeline import DocLocks
+            from hybrid_rag.stores._journal import Journal
 
-                self._graph = OxigraphGraphStore(self._sub("graph"))
-            if self._vectors is None:
-                from hybrid_rag.stores.local_vectors import LocalVectorStore
+            given = (self._graph, self._vectors, self._catalog)
+            if self._path is not None and given == (None, None, None):
+                from hybrid_rag.stores._embedded import acquire
 
-                self._vectors = LocalVectorStore(self._sub("vectors"))
-            if self._catalog is None:
-                from hybrid_rag.stores.catalog import SqliteCatalog
+                self._stores = stores = acquire(self._path)
+                self._subjects = stores.shared.setdefault("subjects", SubjectIndexCache())
+                self._doc_locks = stores.shared.setdefault("locks", DocLocks())
+                return
+            self._make_defaults()
+            self._subjects, self._doc_locks = SubjectIndexCache(), DocLocks()
+            self._journal = Journal(None)
 
-                self._catalog = SqliteCatalog(self._sub("catalog.sqlite"))
-            if self._subjects is None:
-                from hybrid_rag.ask.supervisor import SubjectIndexCache
-                from hybrid_rag.ingest.pipeline import DocLocks
+    def _make_defaults(self) -> None:
+        """The embedded default for each store not given (not shared, not checked)."""
+        if self._graph is None:
+            from hybrid_rag.stores.oxigraph import OxigraphGraphStore
 
-                self._subjects, self._doc_locks = SubjectIndexCache(), DocLocks()
+            self._graph = OxigraphGraphStore(self._sub("graph"))
+        if self._vectors is None:
+            from hybrid_rag.stores.local_vectors import LocalVectorStore
+
+            self._vectors = LocalVectorStore(self._sub("vectors"))
+        if self._catalog is None:
+            from hybrid_rag.stores.catalog import SqliteCatalog
+
+            self._catalog = SqliteCatalog(self._sub("catalog.sqlite"))
 
     def _sub(self, name: str) -> Path | None:
         return None if self._path is None else self._path / name
@@ -434,6 +473,8 @@ class HybridRAG(Closing):
             processes=self._processes,
             on_change=self._subjects.invalidate,
             on_first_write=lambda: self._record_build(embedder),
+            journal=self._journal_of(),
+            max_bytes=self._max_bytes,
         )
 
     def _record_build(self, embedder: Embedder) -> None:
@@ -445,6 +486,12 @@ class HybridRAG(Closing):
             local = Path(spec)
             source = str(local.resolve()) if local.is_file() else str(spec)  # a bundled name
         record_ontology(self._path, namespace=self.ontology.namespace, source=source)
+
+    def _journal_of(self) -> Journal:
+        self._ensure_stores()
+        journal = self._stores.journal if self._stores is not None else self._journal
+        assert journal is not None
+        return journal
 
     def _ask_parts(self) -> AskParts:
         from hybrid_rag.ask.supervisor import AskParts
@@ -470,18 +517,28 @@ class HybridRAG(Closing):
     # --- ingest -------------------------------------------------------------------------------
 
     def ingest(
-        self, source: Source, *, doc_id: str | None = None, name: str | None = None
+        self,
+        source: Source,
+        *,
+        doc_id: str | None = None,
+        name: str | None = None,
+        replace: bool = True,
     ) -> IngestReport:
         """Ingest one document: a file path, or ``bytes`` with a ``name``.
 
         Same id and same bytes: ``status="skipped"`` (nothing rewritten). Same id, new
         bytes: ``"replaced"`` (old chunks and triples removed). Otherwise ``"ingested"``.
-        The catalog entry is written last, after the graph and the vectors.
+        A replace is atomic for the reader: the old version stays in the catalog until
+        the new one is complete, and any failure (a bad file, a full disk, a killed
+        process) leaves the old version whole.
 
         Args:
-            source: a path to a PDF, ``.txt`` or ``.md`` file, or the file's bytes.
+            source: a path to a regular PDF, ``.txt`` or ``.md`` file (at most
+                ``max_bytes``), or the file's bytes.
             doc_id: the document id (``[A-Za-z0-9_.-]{1,128}``); default: from the name.
             name: the file name, required with ``bytes`` (it gives the format and id).
+            replace: ``False``: a document of that id with other content is left as it is
+                and ``DocumentExistsError`` raised.
 
         Returns:
             The ``IngestReport``: status, counts, warnings, timings.
@@ -489,19 +546,27 @@ class HybridRAG(Closing):
         Raises:
             InputError: a source that is not a path or bytes, a folder (use
                 ``ingest_many``), bytes without a name, or a bad ``doc_id``.
-            DocumentError: a file that cannot be read (missing, corrupt, encrypted, empty,
-                unsupported); no store changes.
-            StoreError: a store failed; the document is left absent from every store.
+            DocumentError: a file that cannot be read (missing, not a regular file,
+                corrupt, encrypted, empty, unsupported); ``DocumentTooLargeError`` over
+                ``max_bytes``; no store changes.
+            DocumentExistsError: ``replace=False`` and the id holds other content.
+            StoreError: a store failed (``DiskFullError``: no space left on device); the
+                stores hold what they held before.
 
         Example:
             >>> report = rag.ingest("sds/acetone.pdf")        # doctest: +SKIP
             >>> report.status, report.pages, report.triples    # doctest: +SKIP
             ('ingested', 6, 212)
         """
-        return run_sync(lambda: self.aingest(source, doc_id=doc_id, name=name))
+        return run_sync(lambda: self.aingest(source, doc_id=doc_id, name=name, replace=replace))
 
     async def aingest(
-        self, source: Source, *, doc_id: str | None = None, name: str | None = None
+        self,
+        source: Source,
+        *,
+        doc_id: str | None = None,
+        name: str | None = None,
+        replace: bool = True,
     ) -> IngestReport:
         """Async twin of ``ingest`` (same arguments, result and errors)."""
         if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
@@ -509,8 +574,11 @@ class HybridRAG(Closing):
                 f"{source} is a folder: use ingest_many([folder]), which returns one "
                 "report per file"
             )
+        if not isinstance(replace, bool):
+            raise InputError(f"replace must be a bool, not {type(replace).__name__}")
         await self._recover()
-        return await self._pipeline().ingest(source, doc_id=doc_id, name=name)
+        pipeline = self._pipeline()
+        return await pipeline.ingest(source, doc_id=doc_id, name=name, replace=replace)
 
     def ingest_many(
         self,
@@ -592,41 +660,55 @@ class HybridRAG(Closing):
         await self._pipeline().forget(doc_id)
 
     async def _recover(self) -> None:
-        """Once per instance, before its first flow: remove what a crash left behind."""
-        if not self._recovered:
-            await self._workers.run(self._remove_orphans)
+        """Before the first flow on the embedded stores: check them, undo unfinished writes.
 
-    def _remove_orphans(self) -> None:
-        """Drop graphs and chunks of documents without a catalog entry (left by a kill).
+        Once per store set (every ``HybridRAG`` of this process on the path shares it):
+        the layout is checked before anything is opened, each store is opened (its OS
+        lock held from then on), every write the journal records as unfinished is
+        undone (or, for a forget, finished), and the catalog is checked against the
+        stores. Stores that were given, or not all embedded, are not checked: another
+        process may be writing there; asks never read an uncatalogued document.
 
-        Only on the embedded stores this instance made: their OS locks guarantee no
-        other writer is half-way through an ingest (while another handle holds one, this
-        waits for a later call). Other stores may be shared by live writers; there, asks
-        never read uncatalogued documents (scope comes from the catalog) and ``forget``
-        removes them.
+        Raises:
+            DamagedStoreError: a file is missing, damaged or disagrees with the others
+                (the stores are closed again, so ``hybrid-rag repair`` can work).
+            StoreLockedError: another process holds one of the stores.
         """
-        from hybrid_rag.errors import StoreLockedError
-        from hybrid_rag.stores.local_vectors import LocalVectorStore
+        self._ensure_stores()
+        stores = self._stores
+        if stores is None or stores.ready:
+            return
+        from hybrid_rag.ingest.pipeline import DocLocks
 
-        with self._recovery_lock:
-            if self._recovered:
-                return
-            self._ensure_stores()
-            if not self._owns_stores:
-                self._recovered = True
-                return
-            graph, vectors = self.graph, self.vectors
-            assert isinstance(vectors, LocalVectorStore)
-            try:
-                stored = {*graph.doc_ids(), *vectors.doc_ids()}
-            except StoreLockedError:
-                return  # another handle writes here: try again on the next call
-            known = {d.doc_id for d in self.catalog.list()}
-            for doc_id in sorted(stored - known):
-                log.warning("removing %r: stored without a catalog entry (crash)", doc_id)
-                graph.delete(doc_id)
-                vectors.delete(doc_id)
-            self._recovered = True
+        gate = stores.shared.setdefault("gate", DocLocks())
+        lock = await gate.hold("recovery")
+        try:
+            if not stores.ready:
+                await self._check_and_recover(stores)
+        finally:
+            lock.release()
+
+    async def _check_and_recover(self, stores: StoreSet) -> None:
+        from hybrid_rag.ingest._writes import StoreWriter
+
+        try:
+            await self._workers.run(stores.check_layout)
+            await self._workers.run(stores.open_all)
+            writer = StoreWriter.of(
+                stores,
+                embedder=self.embedder,
+                workers=self._workers,
+                on_change=self._subjects.invalidate if self._subjects else lambda: None,
+            )
+            settled = await writer.recover()
+            if settled:
+                log.warning("undid %d unfinished write(s): %s", len(settled), settled)
+            await self._workers.run(stores.check_consistency)
+        except HybridRAGError as exc:
+            if not isinstance(exc, StoreLockedError):
+                await self._workers.run(stores.reset)  # let go of the files: repair may run
+            raise
+        stores.ready = True
 
     def _pipeline(self) -> IngestPipeline:
         from hybrid_rag.ingest.pipeline import IngestPipeline
@@ -636,14 +718,19 @@ class HybridRAG(Closing):
     def documents(self) -> DocumentList:
         """Catalog entries of every ingested document, ordered by id (a ``list``).
 
+        Raises:
+            DamagedStoreError: the embedded stores are missing, damaged or disagree (a
+                lost catalog never lists zero documents).
+
         Example:
             >>> [d.doc_id for d in rag.documents()]               # doctest: +SKIP
             ['acetone', 'ethanol']
         """
-        return DocumentList(self.catalog.list())
+        return run_sync(self.adocuments)
 
     async def adocuments(self) -> DocumentList:
         """Async twin of ``documents``."""
+        await self._recover()
         return DocumentList(await self._workers.run(self.catalog.list))
 
     # --- ask ----------------------------------------------------------------------------------
@@ -705,6 +792,7 @@ class HybridRAG(Closing):
         """Async twin of ``ask`` (same arguments, result and errors)."""
         from hybrid_rag.ask.supervisor import Supervisor
 
+        _check_unicode(question)
         await self._recover()
         supervisor = Supervisor(self._ask_parts())
         return await supervisor.answer(question, docs=docs, mode=mode, top_k=top_k, history=history)
@@ -733,6 +821,7 @@ class HybridRAG(Closing):
         """
         from hybrid_rag.ask.supervisor import Supervisor
 
+        _check_unicode(question)
         await self._recover()
         supervisor = Supervisor(self._ask_parts())
         parts = supervisor.stream(question, docs=docs, mode=mode, top_k=top_k, history=history)
@@ -793,13 +882,21 @@ class HybridRAG(Closing):
     # --- lifecycle ----------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close every store this instance opened or was given; idempotent."""
+        """Close every store this instance opened or was given; idempotent.
+
+        Embedded stores shared with another ``HybridRAG`` on the same path stay open
+        until the last one closes.
+        """
         if self._closed:
             return
+        self._closed = True
+        if self._stores is not None:
+            from hybrid_rag.stores._embedded import release
+
+            release(self._stores)
         for store in (self._graph, self._vectors, self._catalog):
             if store is not None:
                 store.close()
-        self._closed = True
 
     async def aclose(self) -> None:
         """Async twin of ``close``."""
@@ -815,6 +912,14 @@ class HybridRAG(Closing):
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _check_unicode(question: object) -> None:
+    """A question with a lone surrogate (``"\\ud800"``) cannot be answered or stored."""
+    from hybrid_rag.ingest.inputs import safe_text
+
+    if isinstance(question, str) and safe_text(question) != question:
+        raise InputError("question is not valid Unicode text (it holds a lone surrogate)")
 
 
 def _check_options(

@@ -5,7 +5,16 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["STOPWORDS", "content_tokens", "norm", "sentences", "stem", "suffix_stem", "tokens"]
+__all__ = [
+    "STOPWORDS",
+    "content_tokens",
+    "keyword_tokens",
+    "norm",
+    "sentences",
+    "stem",
+    "suffix_stem",
+    "tokens",
+]
 
 STOPWORDS = frozenset(
     [
@@ -211,3 +220,70 @@ def _add_span(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> 
         end -= 1
     if end > start:
         spans.append((start, end))
+
+
+# --- keyword (BM25) tokens: the embedded vector store and HANA index the same ones -----
+
+_KW_TOKEN = re.compile(r"[0-9a-z]+(?:[-./,][0-9a-z]+)*")
+_KW_PART = re.compile(r"[a-z]+|[0-9]+")
+_KW_JOIN = re.compile(r"(?<![0-9a-z])([a-z]{1,3})\s+([0-9]+)(?![0-9a-z]|[-./,][0-9a-z])")
+_KW_STOP = frozenset(
+    (
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "what",
+        "which",
+        "who",
+        "with",
+    )
+)
+
+
+def keyword_tokens(text: str) -> list[str]:
+    """Split text into lower-case BM25 tokens that keep identifiers whole.
+
+    A compound token (``67-64-1``, ``un1090``, ``h225``, ``2-propanone``) is emitted whole
+    and then as its parts (``67``, ``64``, ``1``; ``un``, ``1090``). A short letter prefix
+    followed by a number (``UN 1090``) also yields the joined form ``un1090``. English
+    stop words are dropped; alphabetic words lose plural/-ed/-ing/-age endings
+    (``stored``, ``storage`` -> ``stor``), codes and numbers are never stemmed.
+
+    Args:
+        text: Any text (a chunk or a question).
+
+    Returns:
+        The tokens: words first, then parts of compounds, then joined forms
+        (duplicates kept: they count for term frequency).
+    """
+    low = unicodedata.normalize("NFKC", text).lower()
+    words = [w for w in _KW_TOKEN.findall(low) if w not in _KW_STOP]
+    out = [suffix_stem(w) if w.isalpha() else w for w in words]
+    out += [p for w in words if not (w.isalpha() or w.isdigit()) for p in _KW_PART.findall(w)]
+    out += [a + b for a, b in _KW_JOIN.findall(low)]
+    return out

@@ -213,7 +213,7 @@ def test_nothing_relevant_in_passages_is_an_abstention() -> None:
 
 
 def test_bm25_tokens_are_mildly_stemmed_but_codes_are_not() -> None:
-    from hybrid_rag.stores.local_vectors import tokenize
+    from hybrid_rag.text import keyword_tokens as tokenize
 
     assert {"stor"} <= set(tokenize("Store it")) & set(tokenize("storage")) & set(
         tokenize("stored")

@@ -29,9 +29,9 @@ from hybrid_rag.stores.hana import (
     HanaVectorStore,
 )
 from hybrid_rag.stores.hana.vectors import HnswConfig, _create_sql, vector_bytes
-from hybrid_rag.stores.local_vectors import tokenize
 from hybrid_rag.testing._vector_contract import VectorStoreContract, make_chunks, unit_vectors
 from hybrid_rag.testing.hana_doubles import FAKE_SETTINGS, FakeHdbcli, HanaDoubleError
+from hybrid_rag.text import keyword_tokens as tokenize
 
 
 def pool(driver: FakeHdbcli) -> HanaConnectionPool:

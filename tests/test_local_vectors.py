@@ -15,8 +15,9 @@ import pytest
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.protocols import VectorStore
 from hybrid_rag.stores._keywords import KeywordIndex
-from hybrid_rag.stores.local_vectors import LocalVectorStore, tokenize
+from hybrid_rag.stores.local_vectors import LocalVectorStore
 from hybrid_rag.testing._vector_contract import VectorStoreContract, make_chunks, unit_vectors
+from hybrid_rag.text import keyword_tokens as tokenize
 
 
 class TestInMemory(VectorStoreContract):
@@ -138,7 +139,7 @@ def test_ann_path_keeps_recall_and_honours_deletes(tmp_path: Path) -> None:
             ]
             store.replace(f"D{d}", chunks, data[d * 100 : (d + 1) * 100])
         assert _recall(store, data, queries, []) >= 0.95
-        assert store._ann is not None  # the HNSW path was used
+        assert store._ann.index is not None  # the HNSW path was used
         # delete half of the documents: they vanish at once, recall over the rest holds
         for d in range(0, n // 100, 2):
             store.delete(f"D{d}")
@@ -155,7 +156,7 @@ def test_ann_path_keeps_recall_and_honours_deletes(tmp_path: Path) -> None:
     assert (tmp_path / "ann.usearch").exists()
     with LocalVectorStore(tmp_path, ann_threshold=100) as again:
         assert again.search(data[0], k=1)[0].chunk.chunk_id == "D0:0"
-        assert again._ann is not None  # loaded from disk, not rebuilt
+        assert again._ann.index is not None  # loaded from disk, not rebuilt
         assert _recall(again, np.where(alive[:, None], data, 0), queries, []) >= 0.9
 
 
@@ -247,7 +248,7 @@ def test_failed_keyword_update_is_redone_by_the_next_search(
 def test_keyword_updates_lost_in_a_crash_are_redone_on_open(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("hybrid_rag.stores.local_vectors._KW_BURST_S", 3600.0)  # all a burst
+    monkeypatch.setattr("hybrid_rag.stores._vector_keywords.KW_BURST_S", 3600.0)  # all a burst
     vecs = unit_vectors(3, 8, seed=4)
     store = LocalVectorStore(tmp_path / "v")
     store.replace("A", make_chunks("A", ["alpha"]), vecs[:1])
@@ -256,8 +257,8 @@ def test_keyword_updates_lost_in_a_crash_are_redone_on_open(
     store.replace("B", make_chunks("B", ["omega UN1090"]), vecs[1:2])
     store.delete("A")
     # the process dies here: SQLite committed both writes, the keyword index neither
-    assert store._kw is not None and store._db is not None
-    store._kw._writer = store._kw._index = None
+    assert store._kw.kw is not None and store._db is not None
+    store._kw.kw._writer = store._kw.kw._index = None
     store._db.close()
     if store._file_lock is not None:  # a dead process holds no OS lock
         store._file_lock.release()
@@ -330,32 +331,32 @@ def test_index_file_reused_on_reopen_and_stale_one_rebuilt(tmp_path: Path) -> No
     assert file.exists()
     with LocalVectorStore(tmp_path, ann_threshold=100) as again:
         assert len(again) == 1000
-        loaded = again._ann
+        loaded = again._ann.index
         assert loaded is not None  # read from ann.usearch on open, not built
         assert again.search(data[3], k=1)[0].chunk.chunk_id == "D0:3"
-        assert again._ann is loaded
+        assert again._ann.index is loaded
         again.replace("D0", make_chunks("D0", ["new"]), data[500:501])  # file now stale
         # one handle per store: look at the folder as a crash now would leave it
         crashed = tmp_path.with_name(tmp_path.name + "-crashed")
         _copy_live_folder(tmp_path, crashed)
     with LocalVectorStore(crashed, ann_threshold=100) as third:
         assert len(third) == 901
-        assert third._ann is None  # the staleness flag forbids the old file
+        assert third._ann.index is None  # the staleness flag forbids the old file
         hits = third.search(data[500], k=2)
         assert {h.chunk.chunk_id for h in hits} == {"D0:0", "D5:500"}
-        assert third._ann is not None and len(third._ann) == 901
+        assert third._ann.index is not None and len(third._ann.index) == 901
     with LocalVectorStore(tmp_path, ann_threshold=100) as fourth:
         assert len(fourth) == 901
-        assert fourth._ann is not None and len(fourth._ann) == 901
+        assert fourth._ann.index is not None and len(fourth._ann.index) == 901
     # other index settings or a damaged file: ignored and rebuilt
     with LocalVectorStore(tmp_path, ann_threshold=100, hnsw_m=8) as other:
         assert len(other) == 901
-        assert other._ann is None
+        assert other._ann.index is None
         assert other.search(data[500], k=1)[0].score == pytest.approx(1.0, abs=1e-5)
     file.write_bytes(b"not an index" * 10)
     with LocalVectorStore(tmp_path, ann_threshold=100, hnsw_m=8) as damaged:
         assert len(damaged) == 901
-        assert damaged._ann is None
+        assert damaged._ann.index is None
         assert len(damaged.search(data[7], k=5)) == 5
 
 
@@ -367,7 +368,7 @@ def test_old_hnswlib_file_is_ignored(tmp_path: Path) -> None:
     (tmp_path / "hnsw.bin").write_bytes(b"\0" * 64)
     with LocalVectorStore(tmp_path, ann_threshold=100) as store:
         assert len(store) == 300
-        assert store._ann is None
+        assert store._ann.index is None
         assert store.search(data[42], k=1)[0].chunk.chunk_id == "D0:42"
     assert (tmp_path / "ann.usearch").exists()
     assert not (tmp_path / "hnsw.bin").exists()
@@ -392,7 +393,7 @@ def test_large_filter_over_fetches_then_falls_back(tmp_path: Path, oversample: i
             assert [h.score for h in got] == sorted((h.score for h in got), reverse=True)
             hits += len(truth & {int(h.chunk.chunk_id.split(":")[1]) for h in got})
             total += 10
-        assert store._ann is not None  # the index was asked
+        assert store._ann.index is not None  # the index was asked
         assert hits / total >= 0.95
 
 
@@ -401,12 +402,12 @@ def test_writes_and_deletes_update_the_hnsw_index_in_place() -> None:
     with LocalVectorStore(dim=16, ann_threshold=100) as store:
         _fill(store, data)
         assert store.search(data[3], k=1)[0].chunk.chunk_id == "D0:3"
-        index = store._ann
+        index = store._ann.index
         assert index is not None and len(index) == 600
         store.delete("D1")
         store.replace("D2", make_chunks("D2", ["new"]), data[250:251])
         hits = store.search(data[150], k=5)  # a row of the deleted document
-        assert store._ann is index  # updated in place, never rebuilt
+        assert store._ann.index is index  # updated in place, never rebuilt
         assert len(index) == 401
         assert all(h.chunk.doc_id != "D1" for h in hits)
         assert store.search(data[250], k=1)[0].chunk.chunk_id == "D2:0"
@@ -462,7 +463,7 @@ def test_deleted_chunks_are_never_served_before_their_tombstones_commit(
 
 
 def test_tombstones_commit_once_too_many_wait(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("hybrid_rag.stores.local_vectors._KW_MAX_DEAD", 3)
+    monkeypatch.setattr("hybrid_rag.stores._vector_keywords.KW_MAX_DEAD", 3)
     with LocalVectorStore(dim=4) as store:
         for d in range(3):
             store.replace(f"D{d}", make_chunks(f"D{d}", ["alpha", "beta"]), unit_vectors(2, 4))
@@ -486,8 +487,8 @@ def test_uncommitted_tombstones_lost_in_a_crash_are_applied_on_open(
     store.delete("A")
     assert [h.chunk.doc_id for h in store.keyword_search("UN1090 alpha", k=5)] == ["B"]
     # the process dies: SQLite committed the delete, the keyword index still holds A
-    assert store._kw is not None and store._db is not None
-    store._kw._writer = store._kw._index = None
+    assert store._kw.kw is not None and store._db is not None
+    store._kw.kw._writer = store._kw.kw._index = None
     store._db.close()
     if store._file_lock is not None:
         store._file_lock.release()
@@ -496,7 +497,7 @@ def test_uncommitted_tombstones_lost_in_a_crash_are_applied_on_open(
         assert [h.chunk.doc_id for h in again.keyword_search("UN1090 alpha", k=5)] == ["B"]
         assert again.keyword_search("alpha", k=5, doc_ids=["A"]) == []
         assert seen == ["A"]  # its tombstone was redone from kw_pending
-        assert again._kw_dead == set()
+        assert again._kw.dead == set()
     with LocalVectorStore(tmp_path / "v") as third:  # and it stays gone
         assert third.keyword_search("alpha", k=5) == []
 
@@ -508,12 +509,12 @@ def test_a_lone_write_commits_itself_and_a_burst_stays_staged(
         store.replace("A", make_chunks("A", ["alpha"]), unit_vectors(1, 4))
         assert store.keyword_search("alpha", k=1)
         commits = _commits(monkeypatch)
-        monkeypatch.setattr("hybrid_rag.stores.local_vectors._KW_BURST_S", 0.0)  # every write
+        monkeypatch.setattr("hybrid_rag.stores._vector_keywords.KW_BURST_S", 0.0)  # every write
         store.replace("B", make_chunks("B", ["beta UN1090"]), unit_vectors(1, 4))
         assert commits == [1]  # the write paid its commit ...
         assert [h.chunk.doc_id for h in store.keyword_search("UN1090", k=3)] == ["B"]
         assert commits == [1]  # ... so the search after it did not
-        monkeypatch.setattr("hybrid_rag.stores.local_vectors._KW_BURST_S", 3600.0)
+        monkeypatch.setattr("hybrid_rag.stores._vector_keywords.KW_BURST_S", 3600.0)
         for d in range(5):  # a bulk ingest: every write right after the previous one
             store.replace(f"C{d}", make_chunks(f"C{d}", [f"gamma {d}"]), unit_vectors(1, 4))
         assert commits == [1]

@@ -76,6 +76,7 @@ async def test_upload_jobs_list_delete(rag: HybridRAG, sample_paths: list[Path])
             "status": "ingested",
             "doc_id": sample_paths[0].stem,
             "error": None,
+            "replaced": None,
         }
         assert bad["status"] == "failed" and "Error" in bad["error"]
         again = await _wait(c, await _upload(c, sample_paths[:1], {}))

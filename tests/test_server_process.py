@@ -99,8 +99,9 @@ def test_concurrent_uploads_and_asks(server: str, sample_paths: list[Path]) -> N
             metrics = (await c.get("/metrics")).text
             assert "hybrid_rag_documents 3.0" in metrics
             assert 'hybrid_rag_asks_total{mode="hybrid",route="ask"} 12.0' in metrics
+            assert (await c.get("/health")).json() == {"status": "ok", "documents": 3}
         async with httpx.AsyncClient(base_url=server) as anon:
             assert (await anon.get("/documents")).status_code == 401
-            assert (await anon.get("/health")).json()["documents"] == 3
+            assert (await anon.get("/health")).json() == {"status": "ok"}  # nothing more
 
     asyncio.run(scenario())

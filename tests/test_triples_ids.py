@@ -8,15 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hybrid_rag._checks import DOC_ID_PATTERN, is_doc_id
 from hybrid_rag.errors import InvalidDocIdError
 from hybrid_rag.ingest.extract import ExtractedFact, Extraction
 from hybrid_rag.ingest.triples import build_triples, doc_local_name, subject_iri
 from hybrid_rag.ontology import load_ontology
 
-DOC_IDS = st.text(
-    alphabet="ABCXYZabcxyz0189_.-", min_size=1, max_size=128
+DOC_IDS = st.text(alphabet="ABCXYZabcxyz0189_.-", min_size=1, max_size=128).filter(
+    is_doc_id
 )  # the id alphabet, with its separators over-represented
-ANY_IDS = st.from_regex(r"[A-Za-z0-9_.-]{1,128}", fullmatch=True)
+ANY_IDS = st.from_regex(DOC_ID_PATTERN, fullmatch=True).filter(is_doc_id)
 HANA_SAFE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 ONTOLOGY = load_ontology()
 

@@ -15,7 +15,13 @@ from hybrid_rag.models import Abstention, ChatMessage, Evidence, Fact, Passage
 from hybrid_rag.protocols import PropertyDef
 from hybrid_rag.text import content_tokens, norm, sentences, stem, tokens
 
-__all__ = ["Composed", "compose_extractive", "synthesis_messages"]
+__all__ = [
+    "Composed",
+    "compose_extractive",
+    "passage_facts",
+    "prints_a_value",
+    "synthesis_messages",
+]
 
 # a GHS response statement of the hazard section ("P302+P352 IF ON SKIN: ..."): after the
 # first-aid section's own text for the same route
@@ -48,6 +54,7 @@ def compose_extractive(
     passages: Sequence[Passage],
     *,
     max_chars: int = MAX_CHARS,
+    kg_searched: bool = True,
 ) -> Composed:
     """Short extractive answer: fact values with product names, or the best passage sentences.
 
@@ -56,6 +63,9 @@ def compose_extractive(
         facts: what the KG chain found.
         passages: what the vector chain found, best first.
         max_chars: the longest answer text (a longer one is cut at a word with "…").
+        kg_searched: the KG chain ran (``False`` in vector mode): only then may a
+            value the passages do not print be called "not stated in the sheet";
+            without it the answer says "not found in the passages read".
     """
     limit = max_chars
     if a.intent in ("min", "max") and facts:
@@ -67,7 +77,7 @@ def compose_extractive(
     if a.intent == "same" and facts:
         return _same(a, facts, limit)
     if a.properties and a.subjects:  # lookups and procedures
-        return _lookup(a, facts, passages, limit)
+        return _lookup(a, facts, passages, limit, kg_searched=kg_searched)
     found = _from_passages(a, passages, prefix="", limit=limit)
     if found.text is None and passages:
         where = (
@@ -278,7 +288,12 @@ def _plural(label: str) -> str:
 
 
 def _lookup(
-    a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passage], limit: int
+    a: QuestionAnalysis,
+    facts: Sequence[Fact],
+    passages: Sequence[Passage],
+    limit: int,
+    *,
+    kg_searched: bool = True,
 ) -> Composed:
     parts: list[str] = []
     cites: list[Evidence] = []
@@ -302,6 +317,7 @@ def _lookup(
                 budget=share,
                 noun=a.noun,
                 shape=_shape(a, prop.name),
+                searched=kg_searched,
             )
             if said is None:
                 continue
@@ -327,7 +343,9 @@ def _lookup(
         ):
             text, cites = f"{text} {extra.text}", [*cites, *extra.citations]
             used_passages = valued = True
-    abstained: Abstention | None = None if valued else "not_stated"
+    abstained: Abstention | None = None
+    if not valued:
+        abstained = "not_stated" if kg_searched else "not_in_documents"
     return Composed(_clip(text, limit), tuple(cites), bool(facts), used_passages, abstained)
 
 
@@ -436,11 +454,14 @@ def _prop_text(
     budget: int = MAX_CHARS,
     noun: str = "document",
     shape: str | None = None,
+    searched: bool = True,
 ) -> tuple[str, list[Evidence]] | None:
     """What the document says about one property: value, stated-unavailable, or not stated.
 
     ``None`` for a relation (object property) nothing was extracted for: documents
     describe those in prose, which the passages answer better than "not stated" would.
+    ``None`` too when the graph was not ``searched`` and no passage prints the value:
+    what was not looked for is never called "not stated".
     """
     stated = [f for f in facts if f.status == "stated"]
     if stated and procedure:  # the sheet's own sentences, each with its page
@@ -456,7 +477,7 @@ def _prop_text(
         return f"{prop.label} {' / '.join(vals)} {_cite(f0.evidence)}", [f0.evidence]
     if (prop.kind == "object" or procedure) and not facts:
         return None  # described in prose: the passages answer better than "not stated"
-    line = _label_line(prop, passages, doc_id, opening=bool(facts), shape=shape)
+    line = _label_line(prop, passages, doc_id, opening=bool(facts), shape=shape, short=not searched)
     if line is not None:
         return line
     if facts:
@@ -464,7 +485,70 @@ def _prop_text(
         return (
             f'{prop.label} not available (the {noun} says "{f0.value}" {_cite(f0.evidence)})'
         ), [f0.evidence]
+    if not searched:  # vector mode: what the passages do not print is not called absent
+        return f"{prop.label}: not found in the passages read", []
     return f"{prop.label} is not stated in the {noun}", []
+
+
+_VALUE_NUMBER = re.compile(r"[-+−]?\d+(?:[.,]\d+)?")
+_VALUE_UNIT = re.compile(r"\s*(°\s?[CF]\b|%|(?:[kKmMµ]?(?:Pa|g|L|l|m|s)|mmHg|ppm|bar)\b)")
+
+
+def passage_facts(a: QuestionAnalysis, passages: Sequence[Passage]) -> list[Fact]:
+    """What the passages print for each asked property of each subject, as ``Fact`` s.
+
+    For answers the graph did not take part in (vector mode): a document's line that
+    prints the property's label with a value ("Flash point: -18 °C") stands for its
+    fact, so documents that disagree are shown (``hybrid_rag.ask.conflicts``) as
+    they are from the graph's facts. The number and unit are read from the value's
+    first number, for comparing values.
+    """
+    out: list[Fact] = []
+    for subject in a.subjects:
+        for prop in a.properties:
+            found = None
+            if prop.kind == "datatype":
+                found = _label_line(prop, passages, subject.doc_id, short=True)
+            if found is None:
+                continue
+            ev = found[1][0]
+            value = _after_label(prop, ev.quote)
+            m = _VALUE_NUMBER.search(value)
+            unit = _VALUE_UNIT.match(value, m.end()) if m else None
+            out.append(
+                Fact(
+                    doc_id=subject.doc_id,
+                    subject=subject.label,
+                    subject_iri=f"urn:hybrid-rag:passage:{subject.doc_id}",
+                    predicate=prop.name,
+                    predicate_label=prop.label,
+                    value=value,
+                    number=float(m.group().replace("−", "-").replace(",", ".")) if m else None,
+                    unit=unit.group(1).replace(" ", "") if unit else None,
+                    evidence=ev,
+                )
+            )
+    return out
+
+
+def prints_a_value(props: Sequence[PropertyDef], text: str) -> bool:
+    """Whether a line of ``text`` prints a datatype property's label with a value."""
+    passage = Passage(doc_id="-", page=1, chunk_id="-", text=text, score=0.0)
+    return any(
+        _label_line(p, [passage], "-", short=True) is not None
+        for p in props
+        if p.kind == "datatype"
+    )
+
+
+def _after_label(prop: PropertyDef, line: str) -> str:
+    """The value part of a line that prints the property's label ("-18 °C (closed cup)")."""
+    for label in prop.labels:
+        m = re.search(rf"(?<![\w]){re.escape(label)}(?![\w])", line, re.I)
+        rest = re.sub(r"^[\s:=]+|^[-–]\s+", "", line[m.end() :]).rstrip(" .") if m else ""
+        if rest:
+            return rest
+    return line.strip()
 
 
 def _label_line(
@@ -474,6 +558,7 @@ def _label_line(
     *,
     opening: bool = False,
     shape: str | None = None,
+    short: bool = False,
 ) -> tuple[str, list[Evidence]] | None:
     """A passage line that prints the property's label (as words) followed by a value.
 
@@ -483,13 +568,19 @@ def _label_line(
     a bullet or item number: "Vapor Density ..." is then no density line, and "Listed,
     Diethanolamine (CAS #111-42-2)" no CAS number of the product. With ``shape`` (a
     regular expression: a digit for numbers and dates, an identifier's pattern) the value
-    must have it: "... Services Tax at applicable rates" is no tax amount.
+    must have it: "... Services Tax at applicable rates" is no tax amount. With
+    ``short``, a label of two letters counts too, when it opens the line before a colon.
     """
     lead = r"^[\s•*-]*(?:\d{1,2}(?:\.\d{1,2})*\.?\s+)?" if opening else r"(?<![\w])"
     labels = [
         re.compile(rf"{lead}{re.escape(norm(lab))}(?![\w])(.*)$")
         for lab in prop.labels
         if len(lab) > 2
+    ]
+    labels += [
+        re.compile(rf"^[\s•*-]*{re.escape(norm(lab))}\s*:(.*)$")
+        for lab in prop.labels
+        if short and len(lab) == 2
     ]
     found: list[tuple[bool, Passage, str]] = []
     for p in passages:

@@ -16,7 +16,7 @@ from typing import Literal
 import anyio
 
 from hybrid_rag.ask.analysis import QuestionAnalysis
-from hybrid_rag.ask.answer import Composed, compose_extractive, synthesis_messages
+from hybrid_rag.ask.answer import Composed, compose_extractive, passage_facts, synthesis_messages
 from hybrid_rag.ask.conflicts import conflict_note, find_conflicts, involving
 from hybrid_rag.ask.grounding import Grounding, check_grounding, renumber
 from hybrid_rag.errors import HybridRAGError, InputError
@@ -72,22 +72,31 @@ class AnswerComposer:
             raise InputError(f"citations must be 'inline' or 'numbered', not {self.citations!r}")
 
     def extractive(
-        self, a: QuestionAnalysis, facts: Sequence[Fact], passages: Sequence[Passage]
+        self,
+        a: QuestionAnalysis,
+        facts: Sequence[Fact],
+        passages: Sequence[Passage],
+        *,
+        kg_searched: bool = True,
     ) -> Composed:
         """The extractive answer (no LLM): fact values with products, or passage sentences.
 
         When documents that name the same product state different values, a sentence
-        lists each value with its sources (``hybrid_rag.ask.conflicts``).
+        lists each value with its sources (``hybrid_rag.ask.conflicts``). Without the
+        graph (``kg_searched=False``, vector mode) the values are the lines the passages
+        print (``passage_facts``), and no value is called "not stated".
         """
-        composed = compose_extractive(a, facts, passages, max_chars=self.max_chars)
+        searched = {"kg_searched": kg_searched}
+        composed = compose_extractive(a, facts, passages, max_chars=self.max_chars, **searched)
         text = composed.text or ""
         shown = [e.doc_id for e in composed.citations if _inline(e) in text]
-        conflicts = involving(find_conflicts(facts), text, shown)
+        stated = facts if kg_searched else passage_facts(a, passages)
+        conflicts = involving(find_conflicts(stated), text, shown)
         if conflicts:  # written again, shorter, to leave room for the note
             note = conflict_note(conflicts, _inline)
             limit = max(80, self.max_chars - len(note) - 1)
-            composed = compose_extractive(a, facts, passages, max_chars=limit)
-            composed = _with_note(composed, note, facts)
+            composed = compose_extractive(a, facts, passages, max_chars=limit, **searched)
+            composed = _with_note(composed, note, stated, from_graph=kg_searched)
         if self.citations == "numbered" and composed.text is not None:
             return replace(composed, text=_numbered(composed.text, composed.citations))
         return composed
@@ -101,12 +110,15 @@ class AnswerComposer:
         *,
         draft: str | None,
         deadline: float,
+        conflict_facts: Sequence[Fact] | None = None,
     ) -> Synthesis | ChainError:
         """One grounded LLM call over numbered sources, within what is left of the budget.
 
         The model's text passes the grounding check (``hybrid_rag.ask.grounding``):
         markers that point nowhere are removed, the rest renumbered to index the returned
         citations, and numbers no cited source states are listed in ``grounding``.
+        Documents that disagree among ``conflict_facts`` (default ``facts``) get the
+        disagreement sentence appended.
 
         Returns:
             The synthesis, or a ``ChainError`` (kind ``llm`` or
@@ -124,7 +136,8 @@ class AnswerComposer:
         used = Usage(
             llm_calls=1, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens
         )
-        return _noted(_grounded(done.text, question, messages, evidence, used), facts)
+        noted = facts if conflict_facts is None else conflict_facts
+        return _noted(_grounded(done.text, question, messages, evidence, used), noted)
 
     async def synthesise_stream(
         self,
@@ -135,6 +148,7 @@ class AnswerComposer:
         *,
         draft: str | None,
         deadline: float,
+        conflict_facts: Sequence[Fact] | None = None,
     ) -> AsyncIterator[str | Synthesis | ChainError]:
         """``synthesise`` with the model's text yielded piece by piece as it arrives.
 
@@ -162,7 +176,7 @@ class AnswerComposer:
             return
         used = Usage(llm_calls=1, completion_tokens=len("".join(pieces).split()))
         synth = _grounded("".join(pieces), question, messages, evidence, used)
-        noted = _noted(synth, facts)
+        noted = _noted(synth, facts if conflict_facts is None else conflict_facts)
         if noted.text != synth.text:
             yield noted.text[len(synth.text) :]
         yield noted
@@ -200,15 +214,18 @@ def _inline(e: Evidence) -> str:
     return f"[{e.doc_id} p.{e.page}]"
 
 
-def _with_note(composed: Composed, note: str, facts: Sequence[Fact]) -> Composed:
+def _with_note(
+    composed: Composed, note: str, facts: Sequence[Fact], *, from_graph: bool = True
+) -> Composed:
     """The extractive answer followed by the disagreement sentence and its sources."""
     if composed.text is None:
         return composed
     cites = list(composed.citations)
     cites += [f.evidence for f in facts if f.evidence not in cites and _inline(f.evidence) in note]
-    return replace(
-        composed, text=f"{composed.text} {note}", citations=tuple(cites), used_facts=True
-    )
+    text = f"{composed.text} {note}"
+    if from_graph:
+        return replace(composed, text=text, citations=tuple(cites), used_facts=True)
+    return replace(composed, text=text, citations=tuple(cites), used_passages=True)
 
 
 def _noted(synth: Synthesis, facts: Sequence[Fact]) -> Synthesis:

@@ -11,6 +11,7 @@ from hybrid_rag._vocab import HR, RDFS_LABEL
 from hybrid_rag._workers import Workers
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.errors import (
+    DamagedStoreError,
     HybridRAGError,
     QueryTimeoutError,
     SparqlValidationError,
@@ -224,7 +225,7 @@ async def _run(
         if isinstance(exc, QueryTimeoutError):
             result.errors.append(ChainError(chain="kg", kind="timeout", message=str(exc)))
             return None
-        unreadable = isinstance(exc, StoreLockedError) or (
+        unreadable = isinstance(exc, StoreLockedError | DamagedStoreError) or (
             origin == "template" and isinstance(exc, StoreError)
         )
         if unreadable:  # an unreadable store is an error, never "no matching facts"

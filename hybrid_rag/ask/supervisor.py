@@ -31,17 +31,24 @@ import anyio
 
 from hybrid_rag._workers import Workers
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView
+from hybrid_rag.ask.answer import passage_facts, prints_a_value
 from hybrid_rag.ask.compose import AnswerComposer, Synthesis
 from hybrid_rag.ask.kg import KGResult, run_kg_chain
 from hybrid_rag.ask.linking import SubjectIndex
-from hybrid_rag.ask.vector import VectorResult, run_vector_chain, with_section_passages
-from hybrid_rag.errors import DocumentNotFoundError, InputError, StoreLockedError
+from hybrid_rag.ask.vector import (
+    VectorResult,
+    run_vector_chain,
+    with_matching_passages,
+    with_section_passages,
+)
+from hybrid_rag.errors import DamagedStoreError, DocumentNotFoundError, InputError, StoreLockedError
 from hybrid_rag.models import (
     Abstention,
     Answer,
     AskMode,
     ChainError,
     ChatMessage,
+    Fact,
     Usage,
 )
 from hybrid_rag.protocols import (
@@ -155,7 +162,13 @@ class Supervisor:
         async with anyio.create_task_group() as tg:
             tg.start_soon(extractive)
             synth = await self.parts.composer.synthesise(
-                llm, found.analysis.question, facts, passages, draft=None, deadline=found.deadline
+                llm,
+                found.analysis.question,
+                facts,
+                passages,
+                draft=None,
+                deadline=found.deadline,
+                conflict_facts=_passage_facts(found),
             )
         return _finish(_with_synthesis(box[0], synth), found)
 
@@ -192,7 +205,13 @@ class Supervisor:
         first: float | None = None
         synth: Synthesis | ChainError | None = None
         async for part in self.parts.composer.synthesise_stream(
-            llm, found.analysis.question, facts, passages, draft=None, deadline=found.deadline
+            llm,
+            found.analysis.question,
+            facts,
+            passages,
+            draft=None,
+            deadline=found.deadline,
+            conflict_facts=_passage_facts(found),
         ):
             if isinstance(part, str):
                 first = first or time.perf_counter()
@@ -345,6 +364,17 @@ class Supervisor:
                 # chunks without a catalog entry (a crash, another writer's ingest in
                 # flight) are never served: search again within the catalogued documents
                 found = await search(scope)
+            if mode == "vector" and a.intent != "procedure" and a.subjects and a.properties:
+                # no graph: look for the asked values in the subjects' own sheets
+                return await with_matching_passages(
+                    found,
+                    vectors=p.vectors,
+                    doc_ids=a.doc_ids,
+                    keep=lambda c: prints_a_value(a.properties, c.text),
+                    rank="label",
+                    workers=p.workers,
+                    limit=2,
+                )
             if a.intent != "procedure" or not a.sections or not a.subjects:
                 return found
             return await with_section_passages(
@@ -364,11 +394,13 @@ class Supervisor:
         facts = kg.facts if kg else []
         passages = vec.passages if vec else []
         errors = [*(kg.errors if kg else []), *(vec.errors if vec else [])]
-        for e in errors:  # another writer holds a store: say so at once, never "not stated"
+        for e in errors:  # a store held elsewhere or damaged: say so, never "not stated"
             if e.kind == "StoreLockedError":
                 raise StoreLockedError(f"{e.chain} chain: {e.message}")
+            if e.kind == "DamagedStoreError":
+                raise DamagedStoreError(f"{e.chain} chain: {e.message}", path="", repair="")
         usage = found.routing + (kg.usage if kg else Usage()) + (vec.usage if vec else Usage())
-        composed = self.parts.composer.extractive(a, facts, passages)
+        composed = self.parts.composer.extractive(a, facts, passages, kg_searched=kg is not None)
         text = composed.text
         sources: list[Literal["kg", "vector"]] = []
         if composed.used_facts or (facts and text):
@@ -397,6 +429,14 @@ class Supervisor:
             citations=list(composed.citations),
             abstention=abstention,
         )
+
+
+def _passage_facts(found: _Found) -> list[Fact] | None:
+    """Without the graph (vector mode), the values the passages print, for the
+    disagreement sentence; ``None``: the graph's facts serve."""
+    if found.kg is not None:
+        return None
+    return passage_facts(found.analysis, found.vec.passages if found.vec else [])
 
 
 @dataclass(frozen=True, slots=True)

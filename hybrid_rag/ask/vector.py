@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -19,7 +19,13 @@ from hybrid_rag.errors import HybridRAGError
 from hybrid_rag.models import ChainError, Chunk, Passage, Usage
 from hybrid_rag.protocols import Embedder, VectorHit, VectorStore
 
-__all__ = ["VectorResult", "run_vector_chain", "section_number", "with_section_passages"]
+__all__ = [
+    "VectorResult",
+    "run_vector_chain",
+    "section_number",
+    "with_matching_passages",
+    "with_section_passages",
+]
 
 
 @dataclass(slots=True)
@@ -142,6 +148,32 @@ async def with_section_passages(
     left to similarity search, and lead the passages (``ranks["section"]``).
     """
     wanted = set(sections)
+    return await with_matching_passages(
+        found,
+        vectors=vectors,
+        doc_ids=doc_ids,
+        keep=lambda c: _covers(c, wanted),
+        rank="section",
+        workers=workers,
+        limit=limit,
+    )
+
+
+async def with_matching_passages(
+    found: VectorResult,
+    *,
+    vectors: VectorStore,
+    doc_ids: Sequence[str],
+    keep: Callable[[Chunk], bool],
+    rank: str,
+    workers: Workers,
+    limit: int,
+) -> VectorResult:
+    """``found`` with the chunks of ``doc_ids`` that ``keep`` accepts put first.
+
+    Each document's chunks are read from the store (at most 4 documents, ``limit``
+    chunks each); the passages they give carry ``ranks[rank]``.
+    """
     extra: list[Passage] = []
     for doc in doc_ids[:4]:
         try:
@@ -151,7 +183,7 @@ async def with_section_passages(
                 ChainError(chain="vector", kind=type(exc).__name__, message=str(exc))
             )
             continue
-        mine = [c for c in chunks if _covers(c, wanted)][:limit]
+        mine = [c for c in chunks if keep(c)][:limit]
         extra += [
             Passage(
                 doc_id=c.doc_id,
@@ -159,7 +191,7 @@ async def with_section_passages(
                 chunk_id=c.chunk_id,
                 text=c.text,
                 score=0.0,
-                ranks={"section": i + 1},
+                ranks={rank: i + 1},
                 section=c.section,
             )
             for i, c in enumerate(mine)

@@ -20,11 +20,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
+from hybrid_rag._checks import check_doc_id
 from hybrid_rag.errors import (
     DocumentError,
     EmptyDocumentError,
     EncryptedDocumentError,
-    InvalidDocIdError,
     UnsupportedFormatError,
 )
 from hybrid_rag.models import Page
@@ -49,7 +49,6 @@ SUPPORTED_SUFFIXES: dict[str, str] = {
 }
 """File suffixes the loaders handle, mapped to their media type."""
 
-_DOC_ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _DOC_ID_BAD_CHARS = re.compile(r"[^A-Za-z0-9_.-]+")
 _PDF_MAGIC = b"%PDF-"
 
@@ -310,16 +309,12 @@ def iter_files(path: Path) -> list[Path]:
 
 
 def validate_doc_id(doc_id: str) -> str:
-    """Return ``doc_id`` when it matches ``[A-Za-z0-9_.-]{1,128}`` (and is not ``.``/``..``).
+    """Return ``doc_id`` when it is a valid doc id (``hybrid_rag._checks.check_doc_id``).
 
     Raises:
         InvalidDocIdError: Naming the rejected id.
     """
-    if not isinstance(doc_id, str) or not _DOC_ID_RE.fullmatch(doc_id) or doc_id in {".", ".."}:
-        raise InvalidDocIdError(
-            f"invalid doc id {doc_id!r}: use 1-128 characters from [A-Za-z0-9_.-]"
-        )
-    return doc_id
+    return check_doc_id(doc_id)
 
 
 def doc_id_from_name(name: str) -> str:

@@ -8,15 +8,20 @@
         prepare (parse, chunk; in a worker process or thread) ──► Extractor ──► checked facts
                                    │                                              │ triples
                                    ▼                                              ▼
-              embed (batches) ──► VectorStore.replace        GraphStore.replace (concurrently)
-                                   │ both written
+              embed (batches)          backup + intent (journal) ──► GraphStore.replace
+                                   │ both done
                                    ▼
-                         Catalog.put (last) ──► IngestReport        (any failure: rollback)
+                VectorStore.replace ──► Catalog.put (last) ──► IngestReport
+                                         (any failure: the backup is restored)
 
-``IngestPipeline`` takes only protocols. The CPU-bound half (``prepare``) is a
-pure function so it can run in a worker process; the offline extractor runs there too.
-Ingests of one document id are serialised, so concurrent ingests of the same id leave
-exactly one version (the last one) in every store.
+``IngestPipeline`` takes only protocols. Sources are checked first
+(``hybrid_rag.ingest.inputs``: regular files only, at most ``max_bytes``). The
+CPU-bound half (``prepare``) is a pure function so it can run in a worker process; the
+offline extractor runs there too. The writes go through ``StoreWriter``
+(``hybrid_rag.ingest._writes``): the old version stays in the catalog until the new one
+is complete, and any failure restores it whole. Ingests of one document id are
+serialised, so concurrent ingests of the same id leave exactly one version (the last
+one) in every store.
 """
 
 from __future__ import annotations
@@ -37,21 +42,24 @@ import anyio
 
 from hybrid_rag._workers import Workers
 from hybrid_rag.errors import (
+    DocumentExistsError,
     DocumentNotFoundError,
     HybridRAGError,
     InputError,
     OntologyError,
-    StoreError,
 )
+from hybrid_rag.ingest._writes import StoreWriter, first_error
 from hybrid_rag.ingest.chunk import chunk_pages
 from hybrid_rag.ingest.extract import Extraction
 from hybrid_rag.ingest.extractor import OfflineExtractor, checked_extraction
+from hybrid_rag.ingest.inputs import DEFAULT_MAX_BYTES, read_input, valid_unicode
 from hybrid_rag.ingest.load import LoadedDocument, parse_document
 from hybrid_rag.ingest.triples import build_triples
 from hybrid_rag.models import Chunk, DocumentInfo, IngestReport, PreparedDocument, Usage
 from hybrid_rag.protocols import Catalog, Embedder, Extractor, GraphStore, Ontology, VectorStore
 from hybrid_rag.providers._usage import combine_usage, track_usage
 from hybrid_rag.rdf import Triple
+from hybrid_rag.stores._journal import Journal
 
 __all__ = [
     "IngestParts",
@@ -107,7 +115,7 @@ def prepare(
     Pure (no I/O): raises ``DocumentError`` on bad input.
     """
     t0 = time.perf_counter()
-    doc = parse_document(data, name=name, source=source)
+    doc = valid_unicode(parse_document(data, name=name, source=source))
     t1 = time.perf_counter()
     chunks = chunk_pages(doc.pages, doc_id=doc_id, size=chunk_size, overlap=chunk_overlap)
     t2 = time.perf_counter()
@@ -181,6 +189,8 @@ class IngestParts:
         processes: worker processes for batches; ``None`` = when spawning is safe.
         on_change: called after every write or delete (drops cached product names).
         on_first_write: called once a document is written (records the embedder).
+        journal: where writes in progress are recorded (default: in memory).
+        max_bytes: the largest document read.
     """
 
     graph: GraphStore
@@ -197,6 +207,20 @@ class IngestParts:
     processes: bool | None = None
     on_change: Callable[[], None] = lambda: None
     on_first_write: Callable[[], None] = lambda: None
+    journal: Journal = field(default_factory=lambda: Journal(None))
+    max_bytes: int = DEFAULT_MAX_BYTES
+
+    def writer(self) -> StoreWriter:
+        """The journaled writes over these stores."""
+        return StoreWriter(
+            graph=self.graph,
+            vectors=self.vectors,
+            catalog=self.catalog,
+            embedder=self.embedder,
+            journal=self.journal,
+            workers=self.workers,
+            on_change=self.on_change,
+        )
 
 
 class DocLocks:
@@ -234,21 +258,19 @@ class IngestPipeline:
         doc_id: str | None = None,
         name: str | None = None,
         pool: ProcessPoolExecutor | None = None,
+        replace: bool = True,
     ) -> IngestReport:
         """Ingest one file or ``bytes``; see ``hybrid_rag.HybridRAG.aingest``."""
-        from hybrid_rag.ingest.load import (
-            content_hash,
-            doc_id_from_name,
-            read_source,
-            validate_doc_id,
-        )
+        from hybrid_rag.ingest.load import content_hash, doc_id_from_name, validate_doc_id
 
         t0 = time.perf_counter()
         check_source(source, name=name)
         if doc_id is not None:
             validate_doc_id(doc_id)
         p = self.parts
-        data, fname, label = await p.workers.run(lambda: read_source(source, name=name))
+        data, fname, label = await p.workers.run(
+            lambda: read_input(source, name=name, max_bytes=p.max_bytes)
+        )
         did = validate_doc_id(doc_id or doc_id_from_name(fname))
         digest = content_hash(data)
         lock = await p.locks.hold(did)
@@ -256,16 +278,20 @@ class IngestPipeline:
             old = await p.workers.run(lambda: p.catalog.get(did))
             if old is not None and old.content_hash == digest:
                 return _skipped(old, label, digest, t0)
+            if old is not None and not replace:
+                raise DocumentExistsError(
+                    f"a document {did!r} exists with other content ({old.source}, "
+                    f"{old.updated_at:%Y-%m-%d %H:%M} UTC): replace it explicitly, or give "
+                    "this one another id"
+                )
             with track_usage() as meter:
                 prep = await self._prepare(data, fname, label, did, pool=pool)
-                counted = await self._write(prep, replacing=old is not None)
+                info = _info(prep, label, digest, old)
+                p.on_first_write()  # the embedder is recorded before anything is written
+                counted = await self._write(prep, info, old)
             usage = combine_usage(meter.usage, counted + prep.usage)
-            info = _info(prep, label, digest, old)
-            await p.workers.run(lambda: p.catalog.put(info))
         finally:
             lock.release()
-        p.on_first_write()
-        p.on_change()
         log.info("ingested", extra={"doc_id": did, "chunks": info.chunks, "triples": info.triples})
         return _report(prep, info, label, old is not None, usage, t0)
 
@@ -296,7 +322,7 @@ class IngestPipeline:
                     for i, (src, name) in enumerate(items):
                         tg.start_soon(one, i, src, name)
             except BaseExceptionGroup as group:  # raise_errors: the document's own error
-                first = _unwrap(group)
+                first = first_error(group)
                 if isinstance(first, HybridRAGError):
                     raise first from group
                 raise
@@ -329,8 +355,8 @@ class IngestPipeline:
     async def forget(self, doc_id: str) -> None:
         """Remove a document from the catalog, the graph and the vectors.
 
-        A document that is not in the catalog but still has a graph or chunks (left by a
-        crash) is removed too; an id found nowhere raises ``DocumentNotFoundError``.
+        A document that is not in the catalog but still has a graph or chunks is removed
+        too; an id found nowhere raises ``DocumentNotFoundError``.
         """
         from hybrid_rag.ingest.load import validate_doc_id
 
@@ -338,13 +364,10 @@ class IngestPipeline:
         p = self.parts
         lock = await p.locks.hold(doc_id)
         try:
-            had_entry = await p.workers.run(lambda: p.catalog.delete(doc_id))
-            p.on_change()
-            had_graph = await p.workers.run(lambda: p.graph.delete(doc_id))
-            had_chunks = await p.workers.run(lambda: p.vectors.delete(doc_id)) > 0
+            had = await p.writer().forget(doc_id)
         finally:
             lock.release()
-        if not (had_entry or had_graph or had_chunks):
+        if not any(had):
             raise DocumentNotFoundError(f"unknown document id {doc_id!r}")
 
     @contextmanager
@@ -397,49 +420,19 @@ class IngestPipeline:
             prep.timings["extract_ms"] = _ms(time.perf_counter() - t)
         return prep
 
-    async def _write(self, prep: Prepared, *, replacing: bool) -> Usage:
-        """Graph and vectors concurrently; the catalog entry is dropped first, written last."""
-        p, did = self.parts, prep.doc_id
-        usage = Usage(embedding_calls=1, embedded_texts=len(prep.chunks))
-        if replacing:
-            await p.workers.run(lambda: p.catalog.delete(did))
-            p.on_change()
-
-        async def graph_part() -> None:
-            t = time.perf_counter()
-            await p.workers.run(lambda: p.graph.replace(did, prep.triples))
-            prep.timings["graph_ms"] = _ms(time.perf_counter() - t)
-
-        async def vector_part() -> None:
-            t = time.perf_counter()
-            vecs = await p.embedder.embed_documents([c.text for c in prep.chunks])
-            prep.timings["embed_ms"] = _ms(time.perf_counter() - t)
-            t = time.perf_counter()
-            await p.workers.run(lambda: p.vectors.replace(did, prep.chunks, vecs))
-            prep.timings["vectors_ms"] = _ms(time.perf_counter() - t)
-
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(graph_part)
-                tg.start_soon(vector_part)
-        except BaseException as exc:
-            await self._rollback(did)
-            inner = _unwrap(exc)
-            if isinstance(inner, HybridRAGError):
-                raise inner from exc
-            if not isinstance(inner, Exception):  # cancellation, KeyboardInterrupt
-                raise
-            raise StoreError(f"writing {did!r} failed: {inner}") from exc
-        return usage
-
-    async def _rollback(self, did: str) -> None:
+    async def _write(self, prep: Prepared, info: DocumentInfo, old: DocumentInfo | None) -> Usage:
+        """Graph and vectors (embedding meanwhile), then the catalog; undone on failure."""
         p = self.parts
-        with anyio.CancelScope(shield=True):
-            for fn in (p.graph.delete, p.vectors.delete):
-                try:
-                    await p.workers.run(lambda f=fn: f(did))  # type: ignore[misc]
-                except Exception:
-                    log.exception("rollback of %s failed", did)
+        texts = [c.text for c in prep.chunks]
+        await p.writer().write(
+            info,
+            prep.triples,
+            prep.chunks,
+            lambda: p.embedder.embed_documents(texts),
+            old=old,
+            timings=prep.timings,
+        )
+        return Usage(embedding_calls=1, embedded_texts=len(prep.chunks))
 
 
 def check_source(source: object, *, name: str | None) -> None:
@@ -535,12 +528,6 @@ def _failed(label: str, exc: HybridRAGError) -> IngestReport:
         content_hash="",
         error=f"{type(exc).__name__}: {exc}",
     )
-
-
-def _unwrap(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
 
 
 def _ms(seconds: float) -> float:

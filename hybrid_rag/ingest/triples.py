@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
+from hybrid_rag._checks import check_doc_id
 from hybrid_rag._vocab import DATA, HR, RDF_TYPE, RDFS_LABEL, SKOS_ALT
-from hybrid_rag.errors import InvalidDocIdError, OntologyError
+from hybrid_rag.errors import OntologyError
 from hybrid_rag.rdf import Term, Triple, iri, literal
 
 if TYPE_CHECKING:
@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 __all__ = ["build_triples", "doc_local_name", "subject_iri"]
 
 _T = iri(RDF_TYPE)
-_DOC_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _THING = "http://www.w3.org/2002/07/owl#Thing"
 
 
@@ -28,10 +27,9 @@ def doc_local_name(doc_id: str) -> str:
     ``doc-coll_da``, ``coll-a`` -> ``doc-coll-a``). Nothing is cut or hashed.
 
     Raises:
-        InvalidDocIdError: ``doc_id`` does not match ``[A-Za-z0-9_.-]{1,128}``.
+        InvalidDocIdError: ``doc_id`` is not a valid doc id (``check_doc_id``).
     """
-    if not isinstance(doc_id, str) or not _DOC_ID.fullmatch(doc_id):
-        raise InvalidDocIdError(f"invalid doc id {doc_id!r}: expected [A-Za-z0-9_.-]{{1,128}}")
+    check_doc_id(doc_id)
     return "doc-" + doc_id.replace("_", "__").replace(".", "_d")
 
 

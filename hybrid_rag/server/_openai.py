@@ -9,9 +9,10 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hybrid_rag.errors import InputError
+from hybrid_rag.ingest.inputs import no_lone_surrogates
 from hybrid_rag.models import Answer, ChatMessage
 
 __all__ = [
@@ -51,6 +52,11 @@ class ChatRequest(BaseModel):
     stream: bool = False
     docs: list[str] | None = None
     mode: Literal["hybrid", "kg", "vector"] = "hybrid"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unicode(cls, data: Any) -> Any:
+        return no_lone_surrogates(data)
 
 
 def _text(content: str | list[dict[str, Any]] | None) -> str:

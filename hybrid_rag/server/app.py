@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
 import json
 import logging
@@ -15,26 +16,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
-from fastapi import APIRouter, Depends, FastAPI, File, Request, Response, UploadFile
-from fastapi.exception_handlers import request_validation_exception_handler
+from fastapi import APIRouter, Depends, FastAPI, File, Query, Request, Response, UploadFile
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hybrid_rag._display import NO_ANSWER, citations_block, cited_text
 from hybrid_rag.errors import (
+    DocumentExistsError,
     DocumentNotFoundError,
+    DocumentTooLargeError,
     HybridRAGError,
     InputError,
     InvalidDocIdError,
     LLMError,
     StoreError,
 )
+from hybrid_rag.ingest.inputs import no_lone_surrogates, safe_text
 from hybrid_rag.models import Answer, ChatMessage, DocumentInfo, IngestReport
 from hybrid_rag.server import _openai as oai
 from hybrid_rag.server._jobs import Job, JobTable
@@ -49,7 +53,8 @@ __all__ = ["API_KEYS_ENV", "AskRequest", "UploadAccepted", "create_app"]
 log = logging.getLogger("hybrid_rag.server")
 
 API_KEYS_ENV = "HYBRID_RAG_API_KEYS"
-"""Comma-separated API keys; when set, every route but ``/health`` needs a bearer key."""
+"""Comma-separated API keys; when set, every route needs a bearer key (``/health`` then
+answers only ``{"status": ...}`` to a caller without one)."""
 
 Mode = Literal["hybrid", "kg", "vector"]
 
@@ -62,6 +67,11 @@ class AskRequest(BaseModel):
     mode: Mode = "hybrid"
     history: list[ChatMessage] | None = None
     top_k: int | None = Field(default=None, ge=1, le=100)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unicode(cls, data: Any) -> Any:
+        return no_lone_surrogates(data)
 
 
 class UploadAccepted(BaseModel):
@@ -79,9 +89,24 @@ class _Service:
     jobs: JobTable = field(default_factory=JobTable)
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     metrics: Metrics = field(init=False)
+    uploaders: dict[str, str] = field(default_factory=dict)  # doc id -> last client
 
     def __post_init__(self) -> None:
         self.metrics = Metrics(lambda: float(len(self.rag.catalog.list())))
+
+    def key_of(self, request: Request) -> str | None:
+        """The API key the request carries when it is one of ours, else ``None``."""
+        given = request.headers.get("authorization", "")
+        token = given[7:].strip().encode() if given.lower().startswith("bearer ") else b""
+        return next((k for k in self.keys if hmac.compare_digest(token, k.encode())), None)
+
+    def client_of(self, request: Request) -> str:
+        """Who sent the request, for upload reports: the key's fingerprint, or the host."""
+        key = self.key_of(request)
+        if key is not None:
+            return "key " + hashlib.sha256(key.encode()).hexdigest()[:8]
+        host = request.client.host if request.client else "unknown"
+        return f"client {host}"
 
 
 def create_app(
@@ -89,23 +114,28 @@ def create_app(
     *,
     api_keys: Sequence[str] | None = None,
     max_upload_bytes: int = 50 * 2**20,
+    api_docs: bool = True,
 ) -> FastAPI:
     """A FastAPI app serving ``rag``; mount it or run it with uvicorn.
 
     The app does not close ``rag`` (the caller owns it); on shutdown it waits up to 30 s
-    for running upload jobs.
+    for running upload jobs. Malformed requests get a JSON 4xx (422 with the field at
+    fault), never a 500.
 
     Args:
         rag: the ``HybridRAG`` to serve.
         api_keys: accepted bearer keys; ``None`` reads ``HYBRID_RAG_API_KEYS``
             (comma-separated). No keys: no authentication.
         max_upload_bytes: the largest request body accepted (413 above it).
+        api_docs: serve ``/docs`` and ``/openapi.json``; with API keys they need a key
+            like every other route. ``False``: not served (404).
 
     Returns:
-        The application. Routes: ``POST /documents`` (202 + job), ``GET /jobs/{id}``,
-        ``GET /documents``, ``DELETE /documents/{id}``, ``POST /ask``, ``POST /ask/stream``
-        (server-sent events), ``POST /v1/chat/completions``, ``GET /v1/models``,
-        ``GET /health``, ``GET /metrics``.
+        The application. Routes: ``POST /documents`` (202 + job; ``?replace=true`` to
+        replace documents of the same ids), ``GET /jobs/{id}``, ``GET /documents``,
+        ``DELETE /documents/{id}``, ``POST /ask``, ``POST /ask/stream`` (server-sent
+        events), ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /health``,
+        ``GET /metrics``, and ``GET /docs``, ``GET /openapi.json``.
     """
     if api_keys is None:
         api_keys = os.environ.get(API_KEYS_ENV, "").split(",")
@@ -121,6 +151,9 @@ def create_app(
         title="hybrid_rag",
         summary="Documents -> knowledge graph + chunks; answers with page citations.",
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
     )
     _install_errors(app, svc)
     app.add_middleware(_LengthGuard, limit=max_upload_bytes, svc=svc)
@@ -129,8 +162,22 @@ def create_app(
     _ask_routes(router, svc)
     _openai_routes(router, svc)
     _ops_routes(app, router, svc)
+    if api_docs:
+        _docs_routes(app, router)
     app.include_router(router)
     return app
+
+
+def _docs_routes(app: FastAPI, router: APIRouter) -> None:
+    """``/openapi.json`` and ``/docs`` behind the same key as every other route."""
+
+    @router.get("/openapi.json", include_in_schema=False)
+    async def openapi() -> JSONResponse:
+        return JSONResponse(app.openapi())
+
+    @router.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="hybrid_rag API")
 
 
 # --- auth and errors --------------------------------------------------------------------------
@@ -154,6 +201,8 @@ def _auth(svc: _Service) -> Any:
 
 _STATUS: list[tuple[type[HybridRAGError], int]] = [
     (DocumentNotFoundError, 404),
+    (DocumentExistsError, 409),
+    (DocumentTooLargeError, 413),
     (InputError, 400),
     (StoreError, 503),
     (LLMError, 502),
@@ -175,7 +224,7 @@ def _message(exc: BaseException) -> str:
 
 
 def _error_body(exc: BaseException) -> dict[str, str]:
-    return {"detail": _message(exc), "type": type(exc).__name__}
+    return {"detail": safe_text(_message(exc)), "type": type(exc).__name__}
 
 
 def _openai_error(exc: BaseException, status: int) -> dict[str, Any]:
@@ -205,6 +254,19 @@ def _openai_invalid(exc: RequestValidationError) -> dict[str, Any]:
     return oai.error_body(message, status=422, param=param, code="invalid_value")
 
 
+def _invalid_body(exc: RequestValidationError) -> dict[str, Any]:
+    """What was wrong with a request, by field; the input itself is never echoed."""
+    fields = [
+        {
+            "loc": [safe_text(str(p)) for p in e.get("loc", ())],
+            "msg": safe_text(str(e.get("msg", ""))),
+            "type": str(e.get("type", "")),
+        }
+        for e in exc.errors()
+    ]
+    return {"detail": fields, "type": "RequestValidationError"}
+
+
 def _install_errors(app: FastAPI, svc: _Service) -> None:
     async def typed(request: Request, exc: Exception) -> JSONResponse:
         status = _status_of(exc) if isinstance(exc, HybridRAGError) else 500
@@ -229,10 +291,12 @@ def _install_errors(app: FastAPI, svc: _Service) -> None:
         detail = exc.detail if isinstance(exc, HTTPException) else "error"
         return JSONResponse({"detail": detail}, status, headers=headers)
 
-    async def invalid(request: Request, exc: Exception) -> Response:
-        if oai.is_openai_path(request.scope) and isinstance(exc, RequestValidationError):
+    async def invalid(request: Request, exc: Exception) -> JSONResponse:
+        svc.metrics.http_errors.labels(status="422").inc()
+        assert isinstance(exc, RequestValidationError)
+        if oai.is_openai_path(request.scope):
             return JSONResponse(_openai_invalid(exc), 422)
-        return await request_validation_exception_handler(request, exc)  # type: ignore[arg-type]
+        return JSONResponse(_invalid_body(exc), 422)
 
     app.add_exception_handler(HybridRAGError, typed)
     app.add_exception_handler(HTTPException, http)
@@ -280,11 +344,22 @@ class _LengthGuard:
 
 def _document_routes(router: APIRouter, svc: _Service) -> None:
     @router.post("/documents", status_code=202, response_model=UploadAccepted)
-    async def upload(files: Annotated[list[UploadFile], File()]) -> UploadAccepted:
-        """Accept one or more files (multipart ``files``); ingest them in the background."""
-        items = [(Path(f.filename or "").name or "document", await f.read()) for f in files]
-        job = svc.jobs.new([name for name, _ in items])
-        task = asyncio.create_task(_run_job(svc, job, items))
+    async def upload(
+        request: Request,
+        files: Annotated[list[UploadFile], File()],
+        replace: Annotated[bool, Query()] = False,
+    ) -> UploadAccepted:
+        """Accept one or more files (multipart ``files``); ingest them in the background.
+
+        A file whose document id is taken by a document with other content is not
+        ingested (its status says which document holds the id) unless ``replace=true``;
+        then its status is ``replaced`` and says what it replaced and who uploaded that.
+        """
+        items = [
+            (safe_text(Path(f.filename or "").name) or "document", await f.read()) for f in files
+        ]
+        job = svc.jobs.new([name for name, _ in items], client=svc.client_of(request))
+        task = asyncio.create_task(_run_job(svc, job, items, replace=replace))
         svc.tasks.add(task)
         task.add_done_callback(svc.tasks.discard)
         return UploadAccepted(
@@ -311,20 +386,42 @@ def _document_routes(router: APIRouter, svc: _Service) -> None:
         return Response(status_code=204)
 
 
-async def _run_job(svc: _Service, job: Job, items: list[tuple[str, bytes]]) -> None:
+async def _run_job(
+    svc: _Service, job: Job, items: list[tuple[str, bytes]], *, replace: bool
+) -> None:
     job.status = "running"
     for entry, (name, data) in zip(job.files, items, strict=True):
         t0 = time.perf_counter()
-        report = await _ingest_file(svc.rag, name, data)
+        old = await _entry_for(svc.rag, name)
+        report = await _ingest_file(svc.rag, name, data, replace=replace)
         svc.metrics.ingested(report, time.perf_counter() - t0)
         entry.status, entry.error = report.status, report.error
         entry.doc_id = report.doc_id or None
+        previous = svc.uploaders.get(report.doc_id)
+        if report.status in ("ingested", "replaced"):
+            svc.uploaders[report.doc_id] = job.client or ""
+        if report.status == "replaced" and old is not None:
+            by = f" uploaded by {previous}" if previous else ""
+            entry.replaced = f"{old.source}{by}, ingested {old.updated_at:%Y-%m-%d %H:%M} UTC"
+            log.warning("%s replaced %s (%s)", job.client, report.doc_id, entry.replaced)
     job.status = "done"
 
 
-async def _ingest_file(rag: HybridRAG, name: str, data: bytes) -> IngestReport:
+async def _entry_for(rag: HybridRAG, name: str) -> DocumentInfo | None:
+    """The catalog entry the file's id names now (for the job's report), if any."""
+    from hybrid_rag.ingest.load import doc_id_from_name
+
     try:
-        report = await rag.aingest(data, name=name)
+        return await anyio.to_thread.run_sync(lambda: rag.catalog.get(doc_id_from_name(name)))
+    except HybridRAGError:
+        return None
+
+
+async def _ingest_file(rag: HybridRAG, name: str, data: bytes, *, replace: bool) -> IngestReport:
+    try:
+        report = await rag.aingest(data, name=name, replace=replace)
+    except DocumentExistsError as exc:
+        return _failed(name, f"{type(exc).__name__}: {exc} (upload with ?replace=true)")
     except HybridRAGError as exc:
         return _failed(name, f"{type(exc).__name__}: {exc}")
     except Exception as exc:  # a bug must not take the job (or the process) down
@@ -456,13 +553,19 @@ class _ChatChunks:
 
 def _ops_routes(app: FastAPI, router: APIRouter, svc: _Service) -> None:
     @app.get("/health")
-    async def health() -> JSONResponse:
-        """Liveness and catalog reachability; never needs an API key."""
+    async def health(request: Request) -> JSONResponse:
+        """Liveness and store reachability; never needs an API key.
+
+        Without a key (when keys are set) it says only ``{"status": "ok"}`` or
+        ``{"status": "error"}`` (503): the document count and the error's text are for
+        callers with a key.
+        """
+        told = not svc.keys or svc.key_of(request) is not None
         try:
-            n = len(await anyio.to_thread.run_sync(svc.rag.documents))
+            n = len(await svc.rag.adocuments())
         except HybridRAGError as exc:
-            return JSONResponse({"status": "error", **_error_body(exc)}, 503)
-        return JSONResponse({"status": "ok", "documents": n})
+            return JSONResponse({"status": "error", **(_error_body(exc) if told else {})}, 503)
+        return JSONResponse({"status": "ok", **({"documents": n} if told else {})})
 
     @router.get("/metrics")
     async def metrics() -> Response:

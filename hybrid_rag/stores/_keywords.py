@@ -1,6 +1,6 @@
 """Incremental BM25 keyword index of the embedded vector store, on tantivy.
 
-One tantivy document per chunk: its ``tokenize``
+One tantivy document per chunk: its ``hybrid_rag.text.keyword_tokens``
 tokens (joined by spaces and split again by tantivy's ``whitespace`` tokenizer, so the
 tokens are exactly ours: identifiers such as ``67-64-1`` or ``un1090`` stay whole), the
 chunk's matrix slot (stored, returned with each hit) and its document id (a ``raw`` term,
@@ -108,6 +108,10 @@ class KeywordIndex:
         """Remove the document's chunks (not yet committed)."""
         self._write().delete_documents_by_term("doc", doc_id)
         self._dirty = True
+
+    def count(self) -> int:
+        """Chunks in the committed index (deleted ones not counted)."""
+        return int(self._index.searcher().num_docs)
 
     @property
     def staged_adds(self) -> bool:

@@ -5,11 +5,13 @@ chosen over ``fcntl`` for Windows notebooks and over ``portalocker`` because it 
 lock the Python packaging and Hugging Face stacks already install. An OS lock dies with
 its process, so a ``kill -9`` never leaves a stale lock behind.
 
-The lock is per *handle*, not per process: a second ``HybridRAG(path)`` in the same
-notebook is refused like another process, because two handles would each keep their own
-caches (vector slots, graph list) and overwrite each other's writes. Who holds the lock
-(pid, host, since when) is written next to it in ``<name>.lock.json`` so the error can
-say it; that file is only a message, the OS lock is the truth.
+The lock is per *handle*, not per process: a second store object on the same files is
+refused like another process, because two handles would each keep their own caches
+(vector slots, graph list) and overwrite each other's writes (``HybridRAG`` objects on
+one path share their store handles, see ``hybrid_rag.stores._embedded``). Who holds
+the lock (pid, host, since when, its command line and, for a service, where it
+answers) is written next to it in ``<name>.lock.json`` so the error can say exactly what
+holds the store and what to do; that file is only a message, the OS lock is the truth.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import contextlib
 import json
 import os
 import socket
+import sys
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,7 +28,21 @@ from typing import Any
 
 from hybrid_rag.errors import StoreError, StoreLockedError
 
-__all__ = ["StoreLock"]
+__all__ = ["StoreLock", "describe_holder"]
+
+_NOTE: dict[str, str] = {}
+
+
+def describe_holder(note: str | None) -> None:
+    """Say what this process is, for the lock messages other processes get (``None``: clear).
+
+    ``hybrid-rag serve`` sets ``"the hybrid-rag service at http://HOST:PORT"``, so a CLI
+    ``ask`` on the same store is told to ask the service instead.
+    """
+    if note:
+        _NOTE["note"] = note
+    else:
+        _NOTE.pop("note", None)
 
 
 class StoreLock:
@@ -94,6 +111,8 @@ class StoreLock:
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "since": datetime.now(UTC).isoformat(timespec="seconds"),
+            "command": " ".join([os.path.basename(sys.argv[0] or "python"), *sys.argv[1:]])[:300],
+            "note": _NOTE.get("note"),
         }
         with contextlib.suppress(OSError):  # the lock holds without its description
             self._info.write_text(json.dumps(info), encoding="utf-8")
@@ -105,16 +124,25 @@ class StoreLock:
             info = {}
         holder = info if isinstance(info, dict) else {}
         pid, host, since = holder.get("pid"), holder.get("host"), holder.get("since")
+        command, note = holder.get("command"), holder.get("note")
         who = f"pid {pid} on {host} since {since}" if pid else "another handle (holder unknown)"
+        what = "; ".join(str(x) for x in (command, note) if x)
         same = pid == os.getpid() and host == socket.gethostname()
-        hint = " (this process: close the other handle first)" if same else ""
+        if same:
+            todo = "this process holds it in another store object: close that one first"
+        elif note:
+            todo = f"use {note} (it answers while it holds the store), or stop it first"
+        else:
+            todo = "a store has one writer at a time: stop that process (or close its " \
+                "HybridRAG) first, or wait until it is done"  # fmt: skip
         return StoreLockedError(
-            f"{self._what} at {self._target} is in use by {who}{hint}; "
-            "one writer per store: close the other HybridRAG or store handle",
+            f"{self._what} at {self._target} is in use by {who}"
+            f"{f' ({what})' if what else ''}; {todo}",
             path=str(self.path),
             pid=pid if isinstance(pid, int) else None,
             host=host if isinstance(host, str) else None,
             since=since if isinstance(since, str) else None,
+            holder=what or None,
         )
 
 

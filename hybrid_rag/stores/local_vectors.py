@@ -1,9 +1,11 @@
 """Embedded vector store: chunks in SQLite, vectors in a memory-mapped float32 matrix.
 
 Layout under ``path`` (a folder): ``chunks.sqlite3`` (chunk records, text, the matrix row
-of each chunk), ``vectors.f32`` (raw row-major float32 matrix, L2-normalised rows) and,
-once a large collection has been searched, ``ann.usearch`` (the usearch HNSW index; a
-``hnsw.bin`` left by an older version is ignored).
+of each chunk and its CRC-32; ``hybrid_rag.stores._vector_db``), ``vectors.f32`` (raw
+row-major float32 matrix, L2-normalised rows; ``hybrid_rag.stores._matrix``),
+``keywords/`` (the BM25 index; ``hybrid_rag.stores._vector_keywords``) and, once a
+large collection has been searched, ``ann.usearch`` (the HNSW index;
+``hybrid_rag.stores._ann``; a ``hnsw.bin`` left by an older version is ignored).
 
 Search strategy (chosen by measurement, see ``docs/benchmarks.md``):
 
@@ -17,29 +19,28 @@ Search strategy (chosen by measurement, see ``docs/benchmarks.md``):
   float32 matrix.
 
 Deleted or replaced rows are freed and reused by later writes, so the files never need
-compaction. Keyword search is BM25 on a tantivy index under ``keywords/``
-(``hybrid_rag.stores._keywords``), updated per document: a write costs in proportion
-to that document, never to the store.
+compaction. Keyword search is BM25 on a tantivy index, updated per document: a write
+costs in proportion to that document, never to the store.
+
+Damage is found, never served: a missing or truncated ``vectors.f32``, a vector whose
+bytes no longer match its CRC-32 (every row is checked on open while the live rows
+take at most ``verify_on_open_bytes``, and every row a search returns is checked), or a
+damaged ``chunks.sqlite3`` raise ``DamagedStoreError`` naming the file and the repair
+(``hybrid-rag repair`` re-embeds damaged rows from their chunk text). The keyword and
+HNSW indexes are derived and are rebuilt when damaged. A full disk raises
+``DiskFullError`` and leaves the store as it was.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-import math
-import re
-import shutil
 import sqlite3
 import threading
-import time
-import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Any
+from typing import Literal
 
 import numpy as np
-import numpy.typing as npt
 
 from hybrid_rag._checks import (
     check_chunks,
@@ -50,160 +51,36 @@ from hybrid_rag._checks import (
     check_text,
     check_vector,
 )
-from hybrid_rag.errors import ConfigurationError, StoreError
+from hybrid_rag.errors import ConfigurationError, DamagedStoreError, StoreError
 from hybrid_rag.models import Chunk
 from hybrid_rag.protocols import VectorHit
+from hybrid_rag.stores._ann import ANN_FILE, AnnIndex
 from hybrid_rag.stores._closing import Closing
-from hybrid_rag.stores._keywords import KeywordIndex, index_text
+from hybrid_rag.stores._damage import damaged, engine_error
 from hybrid_rag.stores._lock import StoreLock
-from hybrid_rag.text import suffix_stem
-
-__all__ = ["LocalVectorStore", "tokenize"]
-
-F32 = npt.NDArray[np.float32]
-I64 = npt.NDArray[np.int64]
-
-_TOKEN = re.compile(r"[0-9a-z]+(?:[-./,][0-9a-z]+)*")
-_PART = re.compile(r"[a-z]+|[0-9]+")
-_JOIN = re.compile(r"(?<![0-9a-z])([a-z]{1,3})\s+([0-9]+)(?![0-9a-z]|[-./,][0-9a-z])")
-_STOP = frozenset(
-    (
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "do",
-        "does",
-        "for",
-        "from",
-        "has",
-        "have",
-        "how",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "were",
-        "what",
-        "which",
-        "who",
-        "with",
-    )
+from hybrid_rag.stores._matrix import F32, I64, Matrix, normalise, row_crc
+from hybrid_rag.stores._vector_db import (
+    COLS,
+    INSERT,
+    SCHEMA,
+    Tx,
+    meta,
+    migrate,
+    row_chunk,
+    set_meta,
 )
+from hybrid_rag.stores._vector_keywords import KeywordSync
 
+__all__ = ["CHUNKS_FILE", "MATRIX_FILE", "LocalVectorStore"]
 
-def tokenize(text: str) -> list[str]:
-    """Split text into lower-case BM25 tokens that keep identifiers whole.
-
-    A compound token (``67-64-1``, ``un1090``, ``h225``, ``2-propanone``) is emitted whole
-    and then as its parts (``67``, ``64``, ``1``; ``un``, ``1090``). A short letter prefix
-    followed by a number (``UN 1090``) also yields the joined form ``un1090``. English
-    stop words are dropped; alphabetic words lose plural/-ed/-ing/-age endings
-    (``stored``, ``storage`` -> ``stor``), codes and numbers are never stemmed.
-
-    Args:
-        text: Any text (a chunk or a question).
-
-    Returns:
-        The tokens: words first, then parts of compounds, then joined forms
-        (duplicates kept: they count for term frequency).
-    """
-    low = unicodedata.normalize("NFKC", text).lower()
-    words = [w for w in _TOKEN.findall(low) if w not in _STOP]
-    out = [suffix_stem(w) if w.isalpha() else w for w in words]
-    out += [p for w in words if not (w.isalpha() or w.isdigit()) for p in _PART.findall(w)]
-    out += [a + b for a, b in _JOIN.findall(low)]
-    return out
-
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS chunks (
-    slot INTEGER PRIMARY KEY,
-    doc_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    chunk_id TEXT NOT NULL,
-    page INTEGER NOT NULL,
-    start INTEGER NOT NULL,
-    "end" INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    section TEXT
-);
-CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc_id, page, start, seq);
-CREATE TABLE IF NOT EXISTS kw_pending (doc_id TEXT PRIMARY KEY);
-"""
-_COLS = 'slot, chunk_id, doc_id, page, start, "end", text, section'
-_ANN_FILE = "ann.usearch"
-_KW_DIR = "keywords"
-_KW_FORMAT = "kw_index"  # meta key: the keyword index format under keywords/, once complete
-_KW_VERSION = "tantivy-1"
-_OLD_BM25 = ("bm25", "bm25_ok")  # folder and meta flag of the bm25s index (until 0.1)
-_ANN_BATCH = 65_536  # rows copied out of the matrix per index.add while building
-_ANN_OK = "ann_usearch_ok"  # "1": ann.usearch matches the data; hnsw.bin used "ann_ok"
-_KW_MAX_DEAD = 4_096  # freed chunks whose keyword tombstones may wait for a later commit
-_KW_BURST_S = 1.0  # a write this soon after the previous one leaves its keyword commit staged
-
-
-def _row_chunk(row: tuple[Any, ...]) -> Chunk:
-    return Chunk(
-        chunk_id=row[1],
-        doc_id=row[2],
-        page=row[3],
-        start=row[4],
-        end=row[5],
-        text=row[6],
-        section=row[7],
-    )
-
-
-def _normalise(vectors: F32) -> F32:
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    out: F32 = (vectors / norms).astype(np.float32, copy=False)
-    return out
-
-
-class _Matrix:
-    """Growable float32 row matrix, in RAM or memory-mapped from a raw file."""
-
-    def __init__(self, file: Path | None, dim: int) -> None:
-        self.file, self.dim = file, dim
-        self.data: F32 = np.zeros((0, dim), dtype=np.float32)
-        if file is not None and file.exists() and file.stat().st_size:
-            rows = file.stat().st_size // (4 * dim)
-            self.data = np.memmap(file, dtype=np.float32, mode="r+", shape=(rows, dim))
-
-    def ensure(self, rows: int) -> None:
-        """Grow the capacity (doubling) to at least ``rows`` rows."""
-        if rows <= len(self.data):
-            return
-        cap = max(rows, 2 * len(self.data), 1024)
-        if self.file is None:
-            grown = np.zeros((cap, self.dim), dtype=np.float32)
-            grown[: len(self.data)] = self.data
-            self.data = grown
-            return
-        self.flush()
-        with open(self.file, "ab") as fh:
-            fh.truncate(cap * 4 * self.dim)
-        self.data = np.memmap(self.file, dtype=np.float32, mode="r+", shape=(cap, self.dim))
-
-    def flush(self) -> None:
-        """Write dirty pages of a memory-mapped matrix to disk."""
-        if isinstance(self.data, np.memmap):
-            self.data.flush()
+CHUNKS_FILE = "chunks.sqlite3"
+MATRIX_FILE = "vectors.f32"
+_ROWS = "rows"  # meta: the matrix capacity in rows, as of the last committed write
+_UNKNOWN_CRC = -1
+_RESTORE = (
+    f"restore {CHUNKS_FILE} from a backup, or ingest the documents again into a new store "
+    "(their sources are listed by `hybrid-rag docs`)"
+)
 
 
 class LocalVectorStore(Closing):
@@ -223,6 +100,12 @@ class LocalVectorStore(Closing):
             memory; candidates are re-scored in float32 anyway) or ``"f32"``.
         ann_oversample: The index returns ``ann_oversample * k`` candidates, re-ranked
             exactly; more costs little and lifts recall.
+        verify_on_open_bytes: Check every live vector's CRC-32 on open while the live
+            rows take at most this many bytes (256 MiB: about 0.2 s); above it only the
+            rows a search returns are checked (and ``damaged_documents`` checks all).
+        on_damage: ``"raise"`` (default): damaged vectors raise ``DamagedStoreError``.
+            ``"record"``: open a damaged store for repair; a missing or short matrix is
+            grown with zero rows and ``damaged_documents`` lists what to re-embed.
 
     Thread-safe: every call holds one lock. Use as a context manager or call
     ``close``.
@@ -239,6 +122,8 @@ class LocalVectorStore(Closing):
         ef_construction: int = 100,
         ann_dtype: str = "f16",
         ann_oversample: int = 4,
+        verify_on_open_bytes: int = 256 * 2**20,
+        on_damage: Literal["raise", "record"] = "raise",
     ) -> None:
         if dim is not None and dim < 1:
             raise ConfigurationError(f"dim must be positive, got {dim}")
@@ -248,27 +133,30 @@ class LocalVectorStore(Closing):
             raise ConfigurationError(f"ann_dtype must be 'f16' or 'f32', got {ann_dtype!r}")
         if ann_oversample < 1:
             raise ConfigurationError(f"ann_oversample must be >= 1, got {ann_oversample}")
+        if on_damage not in ("raise", "record"):
+            raise ConfigurationError(f"on_damage must be 'raise' or 'record', not {on_damage!r}")
         self._path = Path(path) if path is not None else None
         self._dim = dim
         self._ann_threshold = ann_threshold
-        self._ef, self._m, self._efc = ef_search, hnsw_m, ef_construction
-        self._ann_dtype, self._oversample = ann_dtype, ann_oversample
+        self._oversample = ann_oversample
+        self._verify_bytes, self._on_damage = verify_on_open_bytes, on_damage
         self._lock = threading.RLock()
         self._db: sqlite3.Connection | None = None
-        self._mat: _Matrix | None = None
+        self._mat: Matrix | None = None
         self._alive = np.zeros(0, dtype=bool)
+        self._crc = np.zeros(0, dtype=np.int64)  # per slot; _UNKNOWN_CRC until written
         self._doc_slots: dict[str, I64] = {}
-        self._ann: Any = None
-        self._ann_pending: set[int] = set()
-        self._ann_saved = True
-        self._ann_disk_ok = False
-        self._kw: KeywordIndex | None = None
-        self._kw_synced = True  # every write so far is committed to the keyword index
-        self._kw_failed = False  # a staged update failed: re-index kw_pending from SQLite
-        self._kw_dead: set[int] = set()  # freed slots still in the committed keyword index
-        self._kw_last_write = -math.inf  # time.monotonic() of the last write or delete
+        ann_file = None if self._path is None else self._path / ANN_FILE
+        self._ann = AnnIndex(ann_file, dtype=ann_dtype, m=hnsw_m, efc=ef_construction, ef=ef_search)
+        self._kw = KeywordSync(self._path, lambda: sorted(self._doc_slots))
+        self._damaged: set[str] = set()
+        self.notes: list[str] = []
+        """With ``on_damage="record"``: what was found and set right on open."""
         self._closed = False
         self._file_lock = None if self._path is None else StoreLock(self._path, what="vector store")
+
+    def __repr__(self) -> str:
+        return f"LocalVectorStore(path={str(self._path) if self._path else None!r})"
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -278,21 +166,23 @@ class LocalVectorStore(Closing):
             if self._closed:
                 return
             self._closed = True
-            if self._db is None:
+            db, self._db = self._db, None
+            if db is None:
                 return
-            if self._mat is not None:
-                self._mat.flush()
-            self._save_ann()
-            if self._kw is not None:
-                with contextlib.suppress(StoreError):  # what fails is redone on open
-                    self._commit_keywords(self._db, self._kw)
-                self._kw.close()
-                if self._kw_synced:
-                    self._db.execute("DELETE FROM kw_pending")
-            self._db.close()
-            self._db = None
-            if self._file_lock is not None:
-                self._file_lock.release()
+            try:
+                if self._mat is not None:
+                    self._mat.flush()
+                    self._ann.save(db, self._mat, self._alive)
+                self._kw.close(db)
+            except (OSError, sqlite3.Error, ValueError, RuntimeError):
+                pass  # derived indexes: rebuilt from SQLite on the next open
+            finally:
+                db.close()
+                if self._file_lock is not None:
+                    self._file_lock.release()
+
+    def _file(self, name: str) -> Path | None:
+        return None if self._path is None else self._path / name
 
     def _open(self) -> sqlite3.Connection:
         if self._closed:
@@ -304,27 +194,50 @@ class LocalVectorStore(Closing):
             try:
                 self._path.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise StoreError(f"cannot create vector store folder {self._path}: {exc}") from exc
-            target = str(self._path / "chunks.sqlite3")
+                raise engine_error(exc, what="creating the vector store", path=self._path) from exc
+            target = str(self._path / CHUNKS_FILE)
         if self._file_lock is not None:
             self._file_lock.acquire()  # one writer per store: StoreLockedError at once
         try:
+            self._check_files()
             db = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
-            db.executescript(_SCHEMA)
-        except sqlite3.Error as exc:
+            try:
+                db.executescript(SCHEMA)
+                migrated = migrate(db)
+                self._load_state(db, migrated=migrated)
+            except BaseException:
+                db.close()
+                raise
+        except BaseException as exc:
+            self._reset()
             if self._file_lock is not None:
                 self._file_lock.release()
-            raise StoreError(f"cannot open vector store {target}: {exc}") from exc
+            if isinstance(exc, sqlite3.Error | OSError):
+                raise self._chunks_error(exc, "opening the vector store") from exc
+            raise
         self._db = db
-        self._load_state(db)
         return db
 
-    def _meta(self, db: sqlite3.Connection, key: str) -> str | None:
-        row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+    def _reset(self) -> None:
+        self._mat, self._alive, self._doc_slots = None, np.zeros(0, dtype=bool), {}
+        self._crc, self._damaged = np.zeros(0, dtype=np.int64), set()
 
-    def _load_state(self, db: sqlite3.Connection) -> None:
-        stored = self._meta(db, "dim")
+    def _check_files(self) -> None:
+        """A matrix without its chunk records is damage, not an empty store."""
+        chunks, matrix = self._file(CHUNKS_FILE), self._file(MATRIX_FILE)
+        if chunks is None or matrix is None or not matrix.exists() or not matrix.stat().st_size:
+            return
+        if not chunks.exists() or not chunks.stat().st_size:
+            state = "missing" if not chunks.exists() else "empty"
+            raise damaged(
+                f"the vector store's chunk records are {state} while {MATRIX_FILE} holds "
+                "vectors; the chunks' text cannot be recovered from the vectors",
+                chunks,
+                how=_RESTORE,
+            )
+
+    def _load_state(self, db: sqlite3.Connection, *, migrated: bool) -> None:
+        stored = meta(db, "dim")
         if stored is not None:
             if self._dim is not None and self._dim != int(stored):
                 raise StoreError(f"store at {self._path} has dim {stored}, not {self._dim}")
@@ -332,24 +245,90 @@ class LocalVectorStore(Closing):
         if self._dim is None:
             return
         self._init_matrix(db)
-        rows = db.execute("SELECT doc_id, slot FROM chunks ORDER BY doc_id, seq").fetchall()
+        assert self._mat is not None
+        rows = db.execute("SELECT doc_id, slot, crc FROM chunks ORDER BY doc_id, seq").fetchall()
         slots = np.array([r[1] for r in rows], dtype=np.int64)
-        self._alive = np.zeros(len(self._mat.data) if self._mat else 0, dtype=bool)
+        self._check_matrix(db, int(slots.max()) + 1 if len(slots) else 0)
+        self._alive = np.zeros(len(self._mat.data), dtype=bool)
         self._alive[slots] = True
+        self._crc = np.full(len(self._mat.data), _UNKNOWN_CRC, dtype=np.int64)
+        self._crc[slots] = [_UNKNOWN_CRC if r[2] is None else r[2] for r in rows]
         docs = [r[0] for r in rows]
         bounds = [0, *(i for i in range(1, len(docs)) if docs[i] != docs[i - 1]), len(docs)]
-        bounds = bounds if docs else []
-        for lo, hi in itertools.pairwise(bounds):
+        for lo, hi in itertools.pairwise(bounds if docs else []):
             self._doc_slots[docs[lo]] = slots[lo:hi]
-        self._load_ann(db)
+        if migrated or (self._crc[slots] == _UNKNOWN_CRC).any():
+            self._record_crcs(db, slots)  # a store of an older version: trust on first use
+        if len(slots) * self._dim * 4 <= self._verify_bytes:
+            self._verify(slots)
+        self._ann.load(db, dim=self._dim, live=len(slots))
 
     def _init_matrix(self, db: sqlite3.Connection) -> None:
         assert self._dim is not None
         db.execute("INSERT OR IGNORE INTO meta VALUES ('dim', ?)", (str(self._dim),))
-        file = self._path / "vectors.f32" if self._path is not None else None
-        self._mat = _Matrix(file, self._dim)
+        self._mat = Matrix(self._file(MATRIX_FILE), self._dim)
         if len(self._alive) < len(self._mat.data):
             self._alive = np.resize(self._alive, len(self._mat.data))
+            self._crc = np.resize(self._crc, len(self._mat.data))
+
+    def _check_matrix(self, db: sqlite3.Connection, needed: int) -> None:
+        """The matrix holds every row SQLite records (else damage, or zero rows to repair)."""
+        assert self._mat is not None
+        recorded = int(meta(db, _ROWS) or 0) if self._path is not None else 0
+        have = self._mat.rows_on_disk if self._path is not None else len(self._mat.data)
+        want = max(needed, recorded)
+        if have >= want:
+            return
+        file = self._file(MATRIX_FILE)
+        state = (
+            "missing" if file is None or not file.exists() else f"truncated ({have} of {want} rows)"
+        )
+        if self._on_damage == "raise" and file is not None:
+            raise damaged(f"the vector file is {state}", file)
+        try:
+            self._mat.ensure(want)  # repair: zero rows, re-embedded later
+        except OSError as exc:
+            raise engine_error(exc, what="growing the vector file", path=file) from exc
+        self.notes.append(f"the vector file was {state}: grown back to {want} rows")
+
+    def _record_crcs(self, db: sqlite3.Connection, slots: I64) -> None:
+        assert self._mat is not None
+        unknown = [int(s) for s in slots if self._crc[s] == _UNKNOWN_CRC]
+        for s in unknown:
+            self._crc[s] = row_crc(self._mat.data[s])
+        with Tx(db, path=self._file(CHUNKS_FILE), what="recording vector checksums"):
+            db.executemany(
+                "UPDATE chunks SET crc = ? WHERE slot = ?",
+                [(int(self._crc[s]), s) for s in unknown],
+            )
+
+    def _verify(self, slots: I64) -> None:
+        """Check the CRC-32 of ``slots``; damage raises, or is recorded for repair."""
+        assert self._mat is not None
+        bad = [int(s) for s in slots if row_crc(self._mat.data[s]) != self._crc[s]]
+        if not bad:
+            return
+        docs = sorted({d for d, ss in self._doc_slots.items() if np.isin(ss, bad).any()})
+        if self._on_damage == "record":
+            self._damaged.update(docs)
+            return
+        file = self._file(MATRIX_FILE)
+        shown = ", ".join(docs[:5]) + (f" and {len(docs) - 5} more" if len(docs) > 5 else "")
+        where = file if file is not None else Path(MATRIX_FILE)
+        raise damaged(f"{len(bad)} vector(s) no longer match their checksum (documents {shown})",
+                      where)  # fmt: skip
+
+    def damaged_documents(self) -> list[str]:
+        """Documents with a vector that does not match its checksum (checks every row).
+
+        Raises:
+            DamagedStoreError: with ``on_damage="raise"``, when there is one.
+        """
+        with self._lock:
+            self._open()
+            if self._mat is not None:
+                self._verify(np.flatnonzero(self._alive))
+            return sorted(self._damaged)
 
     # ------------------------------------------------------------------ writes
 
@@ -360,6 +339,7 @@ class LocalVectorStore(Closing):
             InvalidDocIdError: Bad ``doc_id``.
             InputError: ``chunks`` or ``vectors`` of the wrong type.
             StoreError: wrong dimension, row count or chunk ownership; nothing is written.
+            DiskFullError: no space left on device; nothing is written.
         """
         check_doc_id(doc_id)
         chunks, vectors = check_chunks(chunks), check_matrix(vectors)
@@ -373,28 +353,40 @@ class LocalVectorStore(Closing):
                 self._dim = int(arr.shape[1])
             if self._mat is None:
                 self._init_matrix(db)
-            assert self._mat is not None
-            kw = self._keywords(db)
+            self._kw.open(db)
             old = self._doc_slots.get(doc_id, np.zeros(0, dtype=np.int64))
             slots = self._allocate(len(chunks))
-            self._mat.data[slots] = _normalise(arr) if len(arr) else arr
-            self._mat.flush()
+            unit = normalise(arr) if len(arr) else arr
+            crcs = [row_crc(r) for r in unit]
+            self._write_rows(slots, unit)
             rows = [
-                (int(s), doc_id, i, c.chunk_id, c.page, c.start, c.end, c.text, c.section)
-                for i, (s, c) in enumerate(zip(slots, chunks, strict=True))
+                (int(s), doc_id, i, c.chunk_id, c.page, c.start, c.end, c.text, c.section, crc)
+                for i, (s, c, crc) in enumerate(zip(slots, chunks, crcs, strict=True))
             ]
-            with self._transaction(db):
-                self._mark_ann_stale(db)
-                self._mark_kw_pending(db, doc_id)
+            with Tx(db, path=self._file(CHUNKS_FILE), what=f"writing the chunks of {doc_id!r}"):
+                self._ann.mark_stale(db)
+                self._kw.mark_pending(db, doc_id)
+                assert self._mat is not None
+                set_meta(db, _ROWS, str(len(self._mat.data)))
                 db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
-                db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)", rows)
+                db.executemany(INSERT, rows)
             self._alive[old] = False
             self._alive[slots] = True
+            self._crc[slots] = crcs
             self._set_doc(doc_id, slots)
-            self._kw_dead.update(int(s) for s in old)
-            self._index_keywords(db, kw, doc_id, [(r[0], r[7]) for r in rows])
-            self._ann_pending.update(int(s) for s in np.union1d(old, slots))
+            self._kw.dead.update(int(s) for s in old)
+            self._kw.stage(db, doc_id, [(r[0], r[7]) for r in rows])
+            self._ann.touch(np.union1d(old, slots))
+            self._damaged.discard(doc_id)
             return len(chunks)
+
+    def _write_rows(self, slots: I64, unit: F32) -> None:
+        assert self._mat is not None
+        try:
+            self._mat.data[slots] = unit
+            self._mat.flush()
+        except OSError as exc:  # free rows only: nothing live was touched
+            raise engine_error(exc, what="writing vectors", path=self._file(MATRIX_FILE)) from exc
 
     def delete(self, doc_id: str) -> int:
         """Remove the document's chunks; returns how many were removed (0 if unknown)."""
@@ -402,16 +394,17 @@ class LocalVectorStore(Closing):
             db = self._open()
             if doc_id not in self._doc_slots:
                 return 0
-            kw = self._keywords(db)
-            with self._transaction(db):
-                self._mark_ann_stale(db)
-                self._mark_kw_pending(db, doc_id)
+            self._kw.open(db)
+            with Tx(db, path=self._file(CHUNKS_FILE), what=f"deleting the chunks of {doc_id!r}"):
+                self._ann.mark_stale(db)
+                self._kw.mark_pending(db, doc_id)
                 db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
             old = self._doc_slots.pop(doc_id)
             self._alive[old] = False
-            self._kw_dead.update(int(s) for s in old)
-            self._index_keywords(db, kw, doc_id, [])
-            self._ann_pending.update(int(s) for s in old)
+            self._kw.dead.update(int(s) for s in old)
+            self._kw.stage(db, doc_id, [])
+            self._ann.touch(old)
+            self._damaged.discard(doc_id)
             return len(old)
 
     def _check_write(self, doc_id: str, chunks: Sequence[Chunk], vectors: F32) -> F32:
@@ -445,9 +438,14 @@ class LocalVectorStore(Closing):
             start = len(self._alive)
             extra = np.arange(start, start + n - len(slots), dtype=np.int64)
             slots = np.concatenate([slots, extra])
-            self._mat.ensure(int(slots[-1]) + 1)
+            try:
+                self._mat.ensure(int(slots[-1]) + 1)
+            except OSError as exc:
+                what = "growing the vector file"
+                raise engine_error(exc, what=what, path=self._file(MATRIX_FILE)) from exc
             self._alive = np.resize(self._alive, len(self._mat.data))
             self._alive[start:] = False
+            self._crc = np.resize(self._crc, len(self._mat.data))
         return slots
 
     def _set_doc(self, doc_id: str, slots: I64) -> None:
@@ -455,10 +453,6 @@ class LocalVectorStore(Closing):
             self._doc_slots[doc_id] = slots
         else:
             self._doc_slots.pop(doc_id, None)
-
-    @staticmethod
-    def _transaction(db: sqlite3.Connection) -> _Tx:
-        return _Tx(db)
 
     # ------------------------------------------------------------------ reads
 
@@ -479,6 +473,7 @@ class LocalVectorStore(Closing):
         Raises:
             InputError: Bad ``vector``, ``k`` or ``doc_ids``.
             StoreError: the query has the wrong dimension.
+            DamagedStoreError: a vector the search returns does not match its checksum.
         """
         vector, k, doc_ids = check_vector(vector), check_k(k), check_filter(doc_ids)
         with self._lock:
@@ -530,35 +525,75 @@ class LocalVectorStore(Closing):
         top = top[np.argsort(-scores[top], kind="stable")]
         return self._hits(top.astype(np.int64), scores[top])
 
-    def _hits(self, slots: I64, scores: F32) -> list[VectorHit]:
+    def _hits(self, slots: I64, scores: F32, *, dense: bool = True) -> list[VectorHit]:
         assert self._db is not None
         if not len(slots):
             return []
+        if dense:
+            self._verify(slots)
         marks = ",".join("?" * len(slots))
-        rows = self._db.execute(
-            f"SELECT {_COLS} FROM chunks WHERE slot IN ({marks})", [int(s) for s in slots]
-        ).fetchall()
-        by_slot = {r[0]: _row_chunk(r) for r in rows}
+        rows = self._read(
+            f"SELECT {COLS} FROM chunks WHERE slot IN ({marks})", [int(s) for s in slots]
+        )
+        by_slot = {r[0]: row_chunk(r) for r in rows}
         return [
             VectorHit(chunk=by_slot[int(s)], score=float(sc))
             for s, sc in zip(slots, scores, strict=True)
             if int(s) in by_slot
         ]
 
+    def _read(self, sql: str, args: Sequence[object] = ()) -> list[tuple[object, ...]]:
+        assert self._db is not None
+        try:
+            return self._db.execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            raise self._chunks_error(exc, "reading the chunks") from exc
+
+    def _chunks_error(self, exc: BaseException, what: str) -> StoreError:
+        """The typed error for ``chunks.sqlite3``; its damage cannot be repaired in place."""
+        err = engine_error(exc, what=what, path=self._file(CHUNKS_FILE))
+        if isinstance(err, DamagedStoreError):
+            return damaged(err.problem, Path(err.path), how=_RESTORE)
+        return err
+
     def chunks(self, doc_id: str) -> list[Chunk]:
         """The document's chunks ordered by page, start offset and write order."""
         with self._lock:
-            db = self._open()
-            rows = db.execute(
-                f"SELECT {_COLS} FROM chunks WHERE doc_id = ? ORDER BY page, start, seq", (doc_id,)
-            ).fetchall()
-            return [_row_chunk(r) for r in rows]
+            self._open()
+            rows = self._read(
+                f"SELECT {COLS} FROM chunks WHERE doc_id = ? ORDER BY page, start, seq", (doc_id,)
+            )
+            return [row_chunk(r) for r in rows]
+
+    def export(self, doc_id: str) -> tuple[list[Chunk], F32]:
+        """The document's chunks in write order with their (checked) unit vectors.
+
+        What ``replace(doc_id, *export(doc_id))`` writes back unchanged; the ingest flow
+        keeps it to restore a document whose replacement failed.
+
+        Raises:
+            DamagedStoreError: one of the vectors does not match its checksum.
+        """
+        with self._lock:
+            self._open()
+            slots = self._doc_slots.get(doc_id, np.zeros(0, dtype=np.int64))
+            rows = self._read(f"SELECT {COLS} FROM chunks WHERE doc_id = ? ORDER BY seq", (doc_id,))
+            if self._mat is None or not len(slots):
+                return [row_chunk(r) for r in rows], np.zeros((0, self._dim or 1), np.float32)
+            self._verify(slots)
+            return [row_chunk(r) for r in rows], np.array(self._mat.data[slots], dtype=np.float32)
 
     def doc_ids(self) -> list[str]:
         """Documents that have at least one chunk, sorted."""
         with self._lock:
             self._open()
             return sorted(self._doc_slots)
+
+    def chunk_counts(self) -> dict[str, int]:
+        """How many chunks each document holds (documents without chunks absent)."""
+        with self._lock:
+            self._open()
+            return {d: len(s) for d, s in self._doc_slots.items()}
 
     def __len__(self) -> int:
         with self._lock:
@@ -567,104 +602,25 @@ class LocalVectorStore(Closing):
 
     # ------------------------------------------------------------------ HNSW
 
-    def _ann_file(self) -> Path | None:
-        return self._path / _ANN_FILE if self._path is not None else None
-
-    def _new_index(self) -> Any:
-        from usearch.index import Index
-
-        assert self._dim is not None
-        return Index(
-            ndim=self._dim,
-            metric="ip",
-            dtype=self._ann_dtype,
-            connectivity=self._m,
-            expansion_add=self._efc,
-            expansion_search=self._ef,
-        )
-
-    def _load_ann(self, db: sqlite3.Connection) -> None:
-        """Reuse ``ann.usearch`` if SQLite says it is current and it fits the settings."""
-        file = self._ann_file()
-        if file is None or not file.exists() or self._meta(db, _ANN_OK) != "1":
-            return
-        from usearch.index import Index
-
-        try:
-            index = Index.restore(str(file), expansion_add=self._efc, expansion_search=self._ef)
-        except (ValueError, RuntimeError, OSError):
-            return
-        if (
-            index is None
-            or index.ndim != self._dim
-            or str(index.metric_kind) != "MetricKind.IP"
-            or str(index.dtype) != f"ScalarKind.{self._ann_dtype.upper()}"
-            or index.connectivity != self._m
-            or len(index) != int(self._alive.sum())
-        ):
-            return
-        self._ann, self._ann_saved, self._ann_disk_ok = index, True, True
-
-    def _save_ann(self) -> None:
-        file = self._ann_file()
-        if file is None or self._db is None or self._ann is None:
-            return
-        self._sync_ann()
-        if not self._ann_saved:
-            self._ann.save(str(file))
-            self._db.execute(f"INSERT OR REPLACE INTO meta VALUES ('{_ANN_OK}', '1')")
-            self._ann_saved = self._ann_disk_ok = True
-            with contextlib.suppress(OSError):  # the hnswlib index of older versions
-                (file.parent / "hnsw.bin").unlink(missing_ok=True)
-
-    def _sync_ann(self) -> None:
-        """Build the HNSW index, or apply the writes and deletes made since."""
-        assert self._mat is not None
-        if self._ann is None:
-            index = self._new_index()
-            live = np.flatnonzero(self._alive)
-            for part in np.array_split(live, max(1, len(live) // _ANN_BATCH)):
-                if len(part):  # in batches: never a second full copy of the matrix
-                    index.add(part, self._mat.data[part], threads=0)
-            self._ann, self._ann_pending, self._ann_saved = index, set(), False
-        elif self._ann_pending:
-            self._apply_pending()
-        if not self._ann_saved and self._db is not None:
-            self._mark_ann_stale(self._db)
-
-    def _apply_pending(self) -> None:
-        """Drop every changed row's key (freed or rewritten), then add the live ones."""
-        assert self._mat is not None
-        pending = np.array(sorted(self._ann_pending), dtype=np.int64)
-        self._ann.remove(pending)  # unknown keys are ignored
-        live = pending[self._alive[pending]]
-        if len(live):
-            self._ann.add(live, self._mat.data[live], threads=0)
-        self._ann_pending, self._ann_saved = set(), False
-
-    def _mark_ann_stale(self, db: sqlite3.Connection) -> None:
-        """Record that ``ann.usearch`` no longer matches the data (rebuilt on reopen)."""
-        if self._ann_disk_ok:
-            db.execute(f"INSERT OR REPLACE INTO meta VALUES ('{_ANN_OK}', '0')")
-            self._ann_disk_ok = False
-
-    def _ann_candidates(self, q: F32, count: int) -> I64:
-        self._sync_ann()
-        self._ann.expansion_search = max(self._ef, count)
-        keys = self._ann.search(q, count, threads=1).keys
-        return np.asarray(keys, dtype=np.int64)
-
     def _rerank(self, q: F32, cand: I64, k: int) -> list[VectorHit]:
         assert self._mat is not None
         scores = self._mat.data[cand] @ q
         order = np.argsort(-scores, kind="stable")[:k]
         return self._hits(cand[order], scores[order])
 
+    def _candidates(self, q: F32, count: int) -> I64:
+        assert self._mat is not None
+        try:
+            return self._ann.candidates(q, count, self._mat, self._alive)
+        except (ValueError, RuntimeError, OSError) as exc:
+            what, where = "searching the HNSW index", self._file(ANN_FILE)
+            raise engine_error(exc, what=what, path=where) from exc
+
     def _ann_search(self, q: F32, k: int) -> list[VectorHit]:
         """Unrestricted top-``k``: ``ann_oversample * k`` HNSW candidates, re-ranked."""
         live = int(self._alive.sum())
         k = min(k, live)
-        cand = self._ann_candidates(q, min(live, self._oversample * k))
+        cand = self._candidates(q, min(live, self._oversample * k))
         if len(cand) < k:  # graph too sparse to reach k rows (tiny index): exact
             return self._exact_all(q, k)
         return self._rerank(q, cand, k)
@@ -679,7 +635,7 @@ class LocalVectorStore(Closing):
         live = int(self._alive.sum())
         share = len(slots) / max(live, 1)
         count = min(live, int(np.ceil(self._oversample * k / share)))
-        cand = self._ann_candidates(q, count)
+        cand = self._candidates(q, count)
         mask = np.zeros(len(self._alive), dtype=bool)
         mask[slots] = True
         kept = cand[mask[cand]]
@@ -696,7 +652,7 @@ class LocalVectorStore(Closing):
         k: int,
         doc_ids: Sequence[str] | None = None,
     ) -> list[VectorHit]:
-        """Top-``k`` chunks by BM25 over ``tokenize`` tokens; only scores > 0.
+        """Top-``k`` chunks by BM25 over ``hybrid_rag.text.keyword_tokens``; only scores > 0.
 
         Args:
             text: The query text; identifiers are matched by their exact string.
@@ -712,140 +668,9 @@ class LocalVectorStore(Closing):
             db = self._open()
             if k <= 0 or (doc_ids is not None and not doc_ids):
                 return []
-            kw = self._keywords(db)
-            if kw.staged_adds or self._kw_failed:
-                # new chunks (possibly in rows freed since the last commit) must be
-                # searchable: commit them, and with them every staged tombstone
-                self._commit_keywords(db, kw)
-            # Tombstones alone need no commit: a deleted chunk's row is no longer alive,
-            # so its postings' hits are skipped, and as many more hits are fetched.
             scope = None if doc_ids is None else list(dict.fromkeys(doc_ids))
             alive = self._alive
-            found = kw.search(
-                tokenize(text),
-                k,
-                scope,
-                live=lambda s: s < len(alive) and bool(alive[s]),
-                dead=len(self._kw_dead),
-            )
+            found = self._kw.search(db, text, k, scope, lambda s: s < len(alive) and bool(alive[s]))
             slots = np.array([s for s, _ in found], dtype=np.int64)
-            return self._hits(slots, np.array([x for _, x in found], dtype=np.float32))
-
-    def _keywords(self, db: sqlite3.Connection) -> KeywordIndex:
-        """The keyword index, opened on first use and brought up to date with the chunks.
-
-        Documents listed in ``kw_pending`` (written, but their index change was not
-        committed when the last process ended) are re-indexed from SQLite; a missing,
-        unreadable or older index (``bm25/`` of earlier versions) is rebuilt once.
-        """
-        if self._kw is not None:
-            return self._kw
-        kw = KeywordIndex(None if self._path is None else self._path / _KW_DIR)
-        fresh = self._meta(db, _KW_FORMAT) != _KW_VERSION
-        try:
-            kw.open(fresh=fresh)
-        except (OSError, ValueError):
-            kw.open(fresh=True)
-            fresh = True
-        if fresh:
-            db.execute("DELETE FROM meta WHERE key IN (?, ?)", (_KW_FORMAT, _OLD_BM25[1]))
-            self._reindex(db, kw, None)
-            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_KW_FORMAT, _KW_VERSION))
-            if self._path is not None:
-                shutil.rmtree(self._path / _OLD_BM25[0], ignore_errors=True)
-        else:
-            self._reindex(db, kw, _pending(db))
-        db.execute("DELETE FROM kw_pending")
-        self._kw = kw
-        return kw
-
-    def _index_keywords(
-        self, db: sqlite3.Connection, kw: KeywordIndex, doc_id: str, rows: list[tuple[int, str]]
-    ) -> None:
-        """Stage a written or deleted document in the keyword index (the chunks are durable).
-
-        A write that comes at least ``_KW_BURST_S`` after the previous write or delete
-        commits here, so the first search after it costs a steady search; the commit
-        (a new segment, fsynced: tens of ms on a small VM disk, whatever the store's
-        size) is the write's own cost. A write in a burst (bulk ingest) stays staged,
-        and the next search, a write after a pause, or ``close`` commits the burst at
-        once: bulk ingest pays about one commit. A delete stays staged too: a search
-        skips the freed slots without a commit, until more than ``_KW_MAX_DEAD`` of them
-        wait (they bound how many more hits a search fetches). A failure here leaves the
-        document listed in ``kw_pending``; the next search re-indexes the listed
-        documents from SQLite, so the write still stands.
-        """
-        now = time.monotonic()
-        lone, self._kw_last_write = now - self._kw_last_write >= _KW_BURST_S, now
-        self._kw_synced = False
-        try:
-            kw.replace(doc_id, ((s, index_text(tokenize(t))) for s, t in rows))
-        except (OSError, ValueError, RuntimeError):
-            self._kw_failed = True
-        if (lone and rows) or len(self._kw_dead) > _KW_MAX_DEAD:
-            with contextlib.suppress(StoreError):  # kept failed: the next search retries
-                self._commit_keywords(db, kw)
-
-    def _commit_keywords(self, db: sqlite3.Connection, kw: KeywordIndex) -> None:
-        """Make every write so far searchable (redo failed updates from SQLite, commit).
-
-        Raises:
-            StoreError: the keyword index cannot be written; the next call retries.
-        """
-        if self._kw_synced:
-            return
-        try:
-            if self._kw_failed:
-                self._reindex(db, kw, _pending(db))
-            else:
-                kw.commit()
-        except (OSError, ValueError, RuntimeError) as exc:
-            self._kw_failed = True
-            raise StoreError(f"cannot update the keyword index: {exc}") from exc
-        self._kw_failed, self._kw_synced = False, True
-        self._kw_dead.clear()
-
-    def _mark_kw_pending(self, db: sqlite3.Connection, doc_id: str) -> None:
-        """List ``doc_id`` as not yet in the keyword index (in the write's transaction).
-
-        Rows of earlier writes are dropped once the index committed them, so the list
-        holds at most the documents whose index update a crash may have lost.
-        """
-        if self._kw_synced:
-            db.execute("DELETE FROM kw_pending")
-        db.execute("INSERT OR IGNORE INTO kw_pending VALUES (?)", (doc_id,))
-
-    def _reindex(self, db: sqlite3.Connection, kw: KeywordIndex, docs: list[str] | None) -> None:
-        """Index the chunks of ``docs`` (``None``: every document) from SQLite; commit."""
-        for doc_id in sorted(self._doc_slots) if docs is None else docs:
-            rows = db.execute("SELECT slot, text FROM chunks WHERE doc_id = ?", (doc_id,))
-            kw.replace(doc_id, ((s, index_text(tokenize(t))) for s, t in rows))
-        kw.commit()
-
-
-def _pending(db: sqlite3.Connection) -> list[str]:
-    """Documents whose keyword index update may be missing."""
-    return [r[0] for r in db.execute("SELECT doc_id FROM kw_pending")]
-
-
-class _Tx:
-    """``BEGIN``/``COMMIT`` (``ROLLBACK`` on error) that maps sqlite errors to StoreError."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc is None:
-            self.db.execute("COMMIT")
-            return
-        self.db.execute("ROLLBACK")
-        if isinstance(exc, sqlite3.Error):
-            raise StoreError(f"vector store write failed: {exc}") from exc
+            scores = np.array([x for _, x in found], dtype=np.float32)
+            return self._hits(slots, scores, dense=False)

@@ -32,7 +32,9 @@ tags and IRIs round-trip exactly.
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import logging
 import re
 import threading
 import time
@@ -40,14 +42,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hybrid_rag import _vocab
-from hybrid_rag._checks import check_scope, check_triples
-from hybrid_rag.errors import ConfigurationError, InvalidDocIdError, StoreError
+from hybrid_rag._checks import check_doc_id, check_scope, check_triples, is_doc_id
+from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
 from hybrid_rag.sparql import validate_query
 from hybrid_rag.stores._closing import Closing
+from hybrid_rag.stores._damage import engine_error, is_disk_full
 from hybrid_rag.stores._lock import StoreLock
 from hybrid_rag.stores._mirror import Mirror
 from hybrid_rag.stores._query_process import QueryProcesses
@@ -57,10 +60,16 @@ if TYPE_CHECKING:
 
 __all__ = ["OxigraphGraphStore"]
 
-_DOC_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+log = logging.getLogger("hybrid_rag")
+T = TypeVar("T")
+
 _XSD_STRING = _vocab.XSD + "string"
 _RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 _ENGINE_ERRORS = (OSError, SyntaxError, ValueError, RuntimeError, TypeError)
+_REPAIR = (
+    "restore the graph folder from a backup, or ingest the documents again into a new "
+    "store (`hybrid-rag docs` lists their sources)"
+)
 _UNION_MIN_GRAPHS = 8  # below this the per-graph dataset is as fast as the union check
 _COPY_MIN_GRAPHS = 8  # from here a copy of the scope beats the per-graph dataset (N^2)
 _COPY_CACHE = 2  # scope copies kept (each holds its scope's triples in memory)
@@ -113,6 +122,7 @@ class OxigraphGraphStore(Closing):
         self._file_lock = None if self._path is None else StoreLock(self._path, what="graph store")
         self._processes: QueryProcesses | None = None  # for query_bounded, started lazily
         self._mirror = Mirror() if mirror and self._path is not None else None
+        self._broken = False  # a write failed on I/O: reopen the engine before the next
 
     def __repr__(self) -> str:
         where = "memory" if self._path is None else str(self._path)
@@ -134,14 +144,46 @@ class OxigraphGraphStore(Closing):
     def _open(self) -> Store:
         from pyoxigraph import Store
 
+        held = self._file_lock is not None and self._file_lock.held
         if self._file_lock is not None:
             self._file_lock.acquire()  # one writer per store: StoreLockedError at once
         try:
             return Store(None if self._path is None else str(self._path))
-        except OSError as exc:
-            if self._file_lock is not None:
+        except _ENGINE_ERRORS as exc:
+            if self._file_lock is not None and not held:  # a reopen keeps the lock
                 self._file_lock.release()
-            raise StoreError(f"cannot open oxigraph store at {self._path}: {exc}") from exc
+            message = f"cannot open oxigraph store at {self._path}: {exc}"
+            raise self._failed(exc, "opening the graph store", message) from exc
+
+    def _failed(self, exc: BaseException, what: str, message: str) -> StoreError:
+        """The typed error for an engine failure: damage, a full disk, or ``message``."""
+        return engine_error(exc, what=what, path=self._path, how=_REPAIR, message=message)
+
+    def _write_failed(self, exc: BaseException, doc_id: str, verb: str, doing: str) -> StoreError:
+        """The typed error for a failed write; after an I/O error the engine is reopened
+        before the next write (RocksDB refuses every write after one failed on a full
+        disk, until it is reopened)."""
+        if isinstance(exc, OSError) or is_disk_full(exc):
+            self._broken = True
+        message = f"cannot {verb} graph of {doc_id!r}: {exc}"
+        return self._failed(exc, f"{doing} the graph of {doc_id!r}", message)
+
+    def _writable(self) -> None:
+        """Reopen the engine after a failed write (see ``_write_failed``)."""
+        if not self._broken or self._path is None:
+            return
+        with self._lock:
+            if not self._broken:
+                return
+            store, self._store = self._store, None
+            self._copies.clear()
+            with contextlib.suppress(*_ENGINE_ERRORS):
+                if store is not None:
+                    store.flush()
+            del store
+            gc.collect()
+            self._store = self._open()  # on a full disk: DiskFullError, tried again next time
+            self._broken = False
 
     def close(self) -> None:
         """Flush and release the store; idempotent. Later calls raise StoreError."""
@@ -157,8 +199,8 @@ class OxigraphGraphStore(Closing):
             return
         try:
             store.flush()
-        except OSError as exc:
-            raise StoreError(f"cannot flush oxigraph store: {exc}") from exc
+        except _ENGINE_ERRORS as exc:  # what was written is in RocksDB's log: kept
+            log.warning("cannot flush the graph store at %s: %s", self._path, exc)
         finally:
             # RocksDB holds its directory lock until the Store is freed; query results
             # and rdflib parse caches can keep it alive in reference cycles, so collect
@@ -174,11 +216,9 @@ class OxigraphGraphStore(Closing):
         """The named graph IRI of a document (``graph_base + doc_id``).
 
         Raises:
-            InvalidDocIdError: ``doc_id`` does not match ``[A-Za-z0-9_.-]{1,128}``.
+            InvalidDocIdError: ``doc_id`` is not a valid doc id (``check_doc_id``).
         """
-        if not isinstance(doc_id, str) or not _DOC_ID.fullmatch(doc_id):
-            raise InvalidDocIdError(f"invalid doc id {doc_id!r}: expected [A-Za-z0-9_.-]{{1,128}}")
-        return self._graph_base + doc_id
+        return self._graph_base + check_doc_id(doc_id)
 
     def replace(self, doc_id: str, triples: Sequence[Triple]) -> int:
         """Make the document's graph hold exactly ``triples``, atomically.
@@ -195,17 +235,31 @@ class OxigraphGraphStore(Closing):
         """
         graph = self.graph_iri(doc_id)
         triples = check_triples(triples)
-        db = self._db()
-        if triples and not db.contains_named_graph(self._node(doc_id)):
+        return self._retrying(lambda: self._replace(doc_id, graph, triples))
+
+    def _retrying(self, write: Callable[[], T]) -> T:
+        """``write()``; once more after an I/O failure, on a reopened engine (RocksDB may
+        have stopped all writes after a background flush failed on a full disk)."""
+        try:
+            return write()
+        except StoreError:
+            if not self._broken or self._path is None:
+                raise
+            log.warning("graph store at %s: retrying a failed write after reopening", self._path)
+            return write()
+
+    def _replace(self, doc_id: str, graph: str, triples: Sequence[Triple]) -> int:
+        self._writable()
+        if triples and not self._db().contains_named_graph(self._node(doc_id)):
             return self._insert_new(doc_id, graph, triples)
         body = " .\n".join(triple_n3(t) for t in triples)
         update = f"DROP SILENT GRAPH <{graph}> ;\nINSERT DATA {{ GRAPH <{graph}> {{\n{body}\n}} }}"
-        try:
+        try:  # no local bound to the Store: a kept traceback must not keep RocksDB open
             with self._write(graph, exists=bool(triples)):
-                db.update(update)
+                self._db().update(update)
                 self._mirrored(graph, lambda m: m.update(update))
         except _ENGINE_ERRORS as exc:
-            raise StoreError(f"cannot write graph of {doc_id!r}: {exc}") from exc
+            raise self._write_failed(exc, doc_id, "write", "writing") from exc
         return self.count(doc_id)
 
     def _insert_new(self, doc_id: str, graph: str, triples: Sequence[Triple]) -> int:
@@ -223,21 +277,24 @@ class OxigraphGraphStore(Closing):
                 self._db().extend(quads)
                 self._mirrored(graph, lambda m: m.extend(quads))
         except _ENGINE_ERRORS as exc:
-            raise StoreError(f"cannot write graph of {doc_id!r}: {exc}") from exc
+            raise self._write_failed(exc, doc_id, "write", "writing") from exc
         return self.count(doc_id)
 
     def delete(self, doc_id: str) -> bool:
         """Drop the document's graph; ``False`` when it had none."""
         node = self._node(doc_id)
-        db = self._db()
+        return self._retrying(lambda: self._delete(doc_id, node))
+
+    def _delete(self, doc_id: str, node: Any) -> bool:
+        self._writable()
         try:
-            if not db.contains_named_graph(node):
+            if not self._db().contains_named_graph(node):
                 return False
             with self._write(node.value, exists=False):
-                db.remove_graph(node)
+                self._db().remove_graph(node)
                 self._mirrored(node.value, lambda m: m.remove_graph(node))
-        except OSError as exc:
-            raise StoreError(f"cannot delete graph of {doc_id!r}: {exc}") from exc
+        except _ENGINE_ERRORS as exc:
+            raise self._write_failed(exc, doc_id, "delete", "deleting") from exc
         return True
 
     def query(self, sparql: str, *, scope: Sequence[str]) -> SparqlResult:
@@ -263,7 +320,7 @@ class OxigraphGraphStore(Closing):
                 return result
         if len(graphs) >= _COPY_MIN_GRAPHS:
             return _execute(self._scope_copy(source, graphs), sparql, graphs, union=True)
-        return _execute(db, sparql, graphs)
+        return _execute(db, sparql, graphs, path=self._path)
 
     def query_bounded(
         self, sparql: str, *, scope: Sequence[str], timeout: float, max_rows: int
@@ -315,7 +372,8 @@ class OxigraphGraphStore(Closing):
                 q for g in graphs for q in db.quads_for_pattern(None, None, None, NamedNode(g))
             )
         except _ENGINE_ERRORS as exc:
-            raise StoreError(f"cannot read the scoped graphs: {exc}") from exc
+            message = f"cannot read the scoped graphs: {exc}"
+            raise self._failed(exc, "reading the scoped graphs", message) from exc
         with self._gen_lock:
             if not writing and self._generation == generation and not self._writing:
                 self._copies.pop(key, None)
@@ -340,7 +398,7 @@ class OxigraphGraphStore(Closing):
                 continue
             if not self._covers(db, graphs):
                 return None
-            result = _execute(db, sparql, graphs, union=True)
+            result = _execute(db, sparql, graphs, union=True, path=self._path)
             with self._gen_lock:
                 if self._generation == generation and not self._writing:
                     return result
@@ -396,10 +454,10 @@ class OxigraphGraphStore(Closing):
         base = self._graph_base
         try:
             names = [g.value for g in self._db().named_graphs() if hasattr(g, "value")]
-        except OSError as exc:
-            raise StoreError(f"cannot list graphs: {exc}") from exc
+        except _ENGINE_ERRORS as exc:
+            raise self._failed(exc, "listing graphs", f"cannot list graphs: {exc}") from exc
         ids = (n[len(base) :] for n in names if n.startswith(base))
-        return sorted(i for i in ids if _DOC_ID.fullmatch(i))
+        return sorted(i for i in ids if is_doc_id(i))
 
     # -- extras ------------------------------------------------------------------------
 
@@ -408,18 +466,31 @@ class OxigraphGraphStore(Closing):
         node = self._node(doc_id)
         try:
             return sum(1 for _ in self._db().quads_for_pattern(None, None, None, node))
-        except OSError as exc:
-            raise StoreError(f"cannot count graph of {doc_id!r}: {exc}") from exc
+        except _ENGINE_ERRORS as exc:
+            message = f"cannot count graph of {doc_id!r}: {exc}"
+            raise self._failed(exc, "counting a graph", message) from exc
 
     def dump(self, doc_id: str) -> list[Triple]:
         """The triples of the document's graph, sorted by their N-Triples form."""
+        return sorted(self.triples(doc_id), key=lambda t: tuple(x.n3() for x in t))
+
+    def triples(self, doc_id: str) -> list[Triple]:
+        """The triples of the document's graph, in the engine's order (cheaper than ``dump``)."""
         node = self._node(doc_id)
         try:
             quads = list(self._db().quads_for_pattern(None, None, None, node))
-        except OSError as exc:
-            raise StoreError(f"cannot read graph of {doc_id!r}: {exc}") from exc
-        triples = [(_term(q.subject), _term(q.predicate), _term(q.object)) for q in quads]
-        return sorted(triples, key=lambda t: tuple(x.n3() for x in t))
+        except _ENGINE_ERRORS as exc:
+            message = f"cannot read graph of {doc_id!r}: {exc}"
+            raise self._failed(exc, "reading a graph", message) from exc
+        seen: dict[Any, Term] = {}
+
+        def term(node: Any) -> Term:
+            found = seen.get(node)
+            if found is None:
+                found = seen[node] = _term(node)
+            return found
+
+        return [(term(q.subject), term(q.predicate), term(q.object)) for q in quads]
 
     def _node(self, doc_id: str) -> Any:
         from pyoxigraph import NamedNode
@@ -430,7 +501,14 @@ class OxigraphGraphStore(Closing):
 # -- conversion -------------------------------------------------------------------------
 
 
-def _execute(db: Store, sparql: str, graphs: Sequence[str], *, union: bool = False) -> SparqlResult:
+def _execute(
+    db: Store,
+    sparql: str,
+    graphs: Sequence[str],
+    *,
+    union: bool = False,
+    path: Path | None = None,
+) -> SparqlResult:
     """Run a validated query with the dataset pinned to ``graphs``.
 
     pyoxigraph result iterators must be freed on the thread that made them, so the
@@ -451,8 +529,11 @@ def _execute(db: Store, sparql: str, graphs: Sequence[str], *, union: bool = Fal
             )
         )
     except _ENGINE_ERRORS as exc:
-        message = str(exc)
-    raise StoreError(f"SPARQL engine error: {message}")
+        message, failure = str(exc), RuntimeError(str(exc))
+    error = engine_error(
+        failure, what="a query", path=path, how=_REPAIR, message=f"SPARQL engine error: {message}"
+    )
+    raise error
 
 
 def _nquads(db: Store, graphs: Sequence[str]) -> bytes:
@@ -463,7 +544,10 @@ def _nquads(db: Store, graphs: Sequence[str]) -> bytes:
     try:
         return serialize(quads, format=RdfFormat.N_QUADS) or b""
     except _ENGINE_ERRORS as exc:
-        raise StoreError(f"cannot read the scoped graphs: {exc}") from exc
+        message = f"cannot read the scoped graphs: {exc}"
+        raise engine_error(
+            exc, what="reading the scoped graphs", path=None, message=message
+        ) from exc
 
 
 def _native(term: Term) -> Any:

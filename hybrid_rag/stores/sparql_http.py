@@ -50,8 +50,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from xml.etree import ElementTree
 
 from hybrid_rag import _vocab
-from hybrid_rag._checks import check_scope, check_triples
-from hybrid_rag.errors import ConfigurationError, InvalidDocIdError, StoreError
+from hybrid_rag._checks import check_doc_id, check_scope, check_triples, is_doc_id
+from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
 from hybrid_rag.sparql import validate_query, with_dataset
 from hybrid_rag.stores._closing import Closing
@@ -76,7 +76,6 @@ __all__ = [
 
 log = logging.getLogger("hybrid_rag.sparql_http")
 
-_DOC_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _XSD_STRING = _vocab.XSD + "string"
 _LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 _RES = "{http://www.w3.org/2005/sparql-results#}"
@@ -88,13 +87,6 @@ _MAX_RETRY_AFTER = 5.0
 
 
 # -- shared helpers --------------------------------------------------------------------
-
-
-def check_doc_id(doc_id: str) -> str:
-    """``doc_id`` unchanged, or InvalidDocIdError."""
-    if not isinstance(doc_id, str) or not _DOC_ID.fullmatch(doc_id):
-        raise InvalidDocIdError(f"invalid doc id {doc_id!r}: expected [A-Za-z0-9_.-]{{1,128}}")
-    return doc_id
 
 
 def check_graph_base(graph_base: str) -> str:
@@ -259,7 +251,7 @@ def doc_ids_from(result: SparqlResult, graph_base: str) -> list[str]:
     """Sorted doc ids of the graph IRIs bound to ``?g`` that live under ``graph_base``."""
     names = (r["g"].value for r in result.rows if "g" in r and r["g"].kind == "iri")
     ids = {n[len(graph_base) :] for n in names if n.startswith(graph_base)}
-    return sorted(i for i in ids if _DOC_ID.fullmatch(i))
+    return sorted(i for i in ids if is_doc_id(i))
 
 
 # -- the store --------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from hybrid_rag.protocols import Catalog
 __all__ = ["CatalogContract", "make_info"]
 
 _T0 = datetime(2025, 3, 1, 12, 30, 15, 123000, tzinfo=UTC)
-_BAD_IDS = ["", "a b", "a/b", "x" * 129, "..", "ü"]
+_BAD_IDS = ["", "a b", "a/b", "x" * 129, ".", "..", "ü"]
 
 
 def make_info(doc_id: str, content_hash: str = "0" * 64, **fields: Any) -> DocumentInfo:

@@ -80,7 +80,9 @@ def planted(store: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Hybri
         rag.forget(PLANTED)
 
 
-def _shows_both(answer: Answer, stem: str, values: tuple[str, str], inline: bool) -> None:
+def _shows_both(
+    answer: Answer, stem: str, values: tuple[str, str], inline: bool, *, graph: bool = True
+) -> None:
     text = answer.text or ""
     assert "disagree" in text, text
     note = text[text.index("The documents disagree") :]
@@ -91,10 +93,14 @@ def _shows_both(answer: Answer, stem: str, values: tuple[str, str], inline: bool
     else:  # numbered markers index Answer.citations
         cited = {answer.citations[int(n) - 1].doc_id for n in re.findall(r"\[(\d+)\]", note)}
         assert cited == {stem, PLANTED}, note
-    assert {f.doc_id for f in answer.facts} >= {stem, PLANTED}
+    if graph:
+        assert {f.doc_id for f in answer.facts} >= {stem, PLANTED}
+    else:  # vector mode: the values are the lines the sheets print, cited from passages
+        assert {c.doc_id for c in answer.citations} >= {stem, PLANTED}
+        assert answer.sources == ["vector"]
 
 
-@pytest.mark.parametrize("mode", ["kg", "hybrid"])
+@pytest.mark.parametrize("mode", ["kg", "hybrid", "vector"])
 def test_unscoped_extractive_answer_shows_both_values(
     planted: tuple[HybridRAG, int], mode: str
 ) -> None:
@@ -102,7 +108,18 @@ def test_unscoped_extractive_answer_shows_both_values(
     stem, _, _, question, values = PLANTS[i]
     with rag.override(llm=None):
         answer = rag.ask(question, mode=mode)  # type: ignore[arg-type]
-    _shows_both(answer, stem, values, inline=True)
+    _shows_both(answer, stem, values, inline=True, graph=mode != "vector")
+
+
+def test_vector_mode_llm_answer_that_trusts_one_sheet_is_corrected(
+    planted: tuple[HybridRAG, int],
+) -> None:
+    """Issue 19: vector mode showed the planted value without saying documents disagree."""
+    rag, i = planted
+    stem, _, _, question, values = PLANTS[i]
+    answer = rag.ask(question, mode="vector")
+    assert answer.generation == "llm"
+    _shows_both(answer, stem, values, inline=False, graph=False)
 
 
 def test_llm_answer_that_trusts_one_sheet_is_corrected(planted: tuple[HybridRAG, int]) -> None:
@@ -185,3 +202,28 @@ def test_only_conflicts_the_answer_touches_are_noted() -> None:
     assert involving(conflicts, "Xylene has the lowest flash point [c p.1].", ["c"]) == []
     assert involving(conflicts, "X has the lowest flash point [c p.1].", ["c"]) == conflicts
     assert involving(conflicts, "Z has the lowest flash point [b p.1].", ["b"]) == conflicts
+
+
+@pytest.mark.parametrize(
+    ("question", "printed"),
+    [
+        ("What is the vapour pressure of Demoline Glass Cleaner?", False),
+        ("What is the odour threshold of Samplex Acid Descaler 10?", False),
+        ("What is the flash point of Examplon Solvent 99?", True),
+        ("What is the pH of Samplex Acid Descaler 10?", True),
+    ],
+)
+def test_vector_mode_never_calls_a_value_it_did_not_look_for_not_stated(
+    store: Path, question: str, printed: bool
+) -> None:
+    """Issue 19: vector mode answered "flash point is not stated" where the sheet states
+    it. It reads no graph, so it says what the passages print, or that they do not."""
+    with HybridRAG(store, embedder="hashing") as rag:
+        answer = rag.ask(question, mode="vector")
+        hybrid = rag.ask(question).text or ""
+    text = answer.text or ""
+    assert "not stated" not in text, text
+    if printed:
+        assert re.search(r"\d", text) and "not found" not in text, text
+    else:  # the sheet prints no such line: hybrid, which read the graph, says not stated
+        assert "not stated" in hybrid and "not found in the passages read" in text, text

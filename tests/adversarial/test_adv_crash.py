@@ -5,8 +5,9 @@ catalog entry; unscoped asks cited them and ``forget`` could not remove them. No
 
 * an unscoped ask never serves a document the catalog does not list (the vector chain
   searches again within the catalogued documents when an orphan shows up);
-* a ``HybridRAG`` that owns its embedded stores removes orphans before its first
-  ingest, ask or forget (its OS locks say no other writer is half-way through one);
+* a ``HybridRAG`` that owns its embedded stores undoes, before its first flow, every
+  write the journal records as unfinished (its OS locks say no other writer is half-way
+  through one); nothing without such a record is deleted (``test_adv_replace.py``);
 * every catalogued document is exactly one whole version (the old or the new one), and
   ingesting the same files again converges exactly to a clean build.
 
@@ -151,19 +152,22 @@ def _check_recovered(ref: Reference, store: Path, allowed: Sequence[dict[str, Do
     """Reopened after a kill: nothing uncatalogued served or kept, each doc one version.
 
     Returns:
-        How many orphans the kill left (removed by the first ask).
+        How many writes the kill left unfinished (their journal records; undone on open).
     """
+    from hybrid_rag.stores._journal import Journal
+
+    unfinished = len(Journal(store / "journal").pending())
     with HybridRAG(store, embedder="hashing", processes=False) as rag:
-        catalogued = {d.doc_id for d in rag.documents()}
-        orphans = len(_stored_ids(rag) - catalogued)
-        answer = rag.ask("What is the flash point?", mode="vector")  # unscoped; recovers
+        catalogued = {d.doc_id for d in rag.documents()}  # the first flow recovers
+        answer = rag.ask("What is the flash point?", mode="vector")  # unscoped
         assert {p.doc_id for p in answer.passages} <= catalogued
         assert _stored_ids(rag) <= catalogued, "orphans survived reopening"
         for doc_id in catalogued:
             state = _doc_state(rag, doc_id)
             assert any(state == versions[doc_id] for versions in allowed), doc_id
             assert _vectors_match(rag, doc_id), doc_id
-    return orphans
+    assert Journal(store / "journal").pending() == []
+    return unfinished
 
 
 def _check_converges(ref: Reference, store: Path, which: int) -> None:
@@ -189,18 +193,19 @@ def _kill_rounds(
     Each kill comes at a random moment within ``span`` times the reference build's time.
 
     Returns:
-        Kills that landed while the child still worked, and kills that left orphans.
+        Kills that landed while the child still worked, and kills that left a write
+        unfinished.
     """
     rng = random.Random(seed)
-    killed = orphaned = 0
+    killed = unfinished = 0
     for r in range(rounds):
         store = root / f"round-{r}"
         longest = ref.seconds * span
         for which, allowed in ((0, [ref.first]), (1, [ref.first, ref.second])):
             killed += _run_child(store, ref.plan(which), rng.uniform(0, longest))
-            orphaned += _check_recovered(ref, store, allowed) > 0
+            unfinished += _check_recovered(ref, store, allowed) > 0
             _check_converges(ref, store, which)
-    return killed, orphaned
+    return killed, unfinished
 
 
 def test_kill_9_during_ingest_recovers(reference: Reference, tmp_path: Path) -> None:
@@ -218,12 +223,14 @@ def test_kill_9_during_ingest_recovers(reference: Reference, tmp_path: Path) -> 
 
 @pytest.mark.slow
 def test_kill_9_during_ingest_recovers_long(reference: Reference, tmp_path: Path) -> None:
-    killed, orphaned = _kill_rounds(reference, tmp_path, rounds=15, seed=1212)
+    killed, unfinished = _kill_rounds(reference, tmp_path, rounds=15, seed=1212)
+    print(f"kills that landed while the child worked: {killed} of 30; left a write unfinished: "
+          f"{unfinished}")  # fmt: skip
     assert killed >= 20
-    assert orphaned >= 3  # the suite does reach the moments that leave orphans
+    assert unfinished >= 3  # the suite does reach the moments that leave a write half done
 
 
-# -- orphans without a crash: a failed catalog write, a store shared with other writers ---
+# -- orphans on stores shared with other writers: never served ----------------------------
 
 
 @pytest.fixture()
@@ -263,18 +270,3 @@ def test_forget_removes_an_orphan_from_every_store(orphaned: tuple[HybridRAG, st
     rag.forget(orphan)
     assert orphan not in rag.graph.doc_ids()
     assert rag.vectors.chunks(orphan) == []
-
-
-def test_reopening_removes_orphans_and_keeps_the_rest(tmp_path: Path) -> None:
-    store = tmp_path / "store"
-    with HybridRAG(store, embedder="hashing") as rag:
-        rag.ingest_many(sample_pdfs(tmp_path / "pdfs"), raise_errors=True)
-        keep = {
-            d: _doc_state(rag, d) for d in ("demoline-glass-cleaner", "samplex-acid-descaler-10")
-        }
-        rag.catalog.delete("examplon-solvent-99")  # as a crash before the catalog write
-    with HybridRAG(store, embedder="hashing") as rag:
-        assert "examplon-solvent-99" in rag.graph.doc_ids()  # opening alone changes nothing
-        rag.ask("What is the flash point?")
-        assert _stored_ids(rag) == set(keep)
-        assert {d: _doc_state(rag, d) for d in keep} == keep

@@ -1,4 +1,5 @@
-"""Two processes on one store: the second is refused at once and corrupts nothing.
+"""Two processes on one store: the second is refused at once and corrupts nothing, and a
+reader beside the writer is told exactly what holds the store.
 
 Issue 12's run: a second process's write failed with ``UNIQUE constraint failed`` after
 it had already written into the shared vector file (23 of 704 vectors no longer matched
@@ -9,6 +10,7 @@ their chunks). Now the holder keeps an OS lock; the other process gets
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -88,3 +90,80 @@ def test_second_process_is_refused_and_the_first_keeps_its_data(tmp_path: Path) 
         chunks = len(rag.vectors.chunks(first.stem))
         assert chunks > 0
         assert _vectors_match_chunks(rag) == chunks
+
+
+# -- readers beside a writer (issue 19) ----------------------------------------------------
+
+_SERVICE_LIKE = """
+import sys
+from hybrid_rag import HybridRAG
+from hybrid_rag.stores._lock import describe_holder
+if sys.argv[3] == "service":
+    describe_holder("the hybrid-rag service at http://127.0.0.1:8765 (POST /ask)")
+rag = HybridRAG(sys.argv[1], embedder="hashing")
+rag.ingest(sys.argv[2])
+print("ready", flush=True)
+sys.stdin.readline()
+rag.close()
+"""
+
+
+def _holding(store: Path, pdf: Path, kind: str) -> subprocess.Popen[str]:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _SERVICE_LIKE, str(store), str(pdf), kind],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+    return holder
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hybrid_rag.cli", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.parametrize("kind", ["service", "script"])
+def test_the_cli_beside_a_writer_reads_the_catalog_and_says_what_holds_the_store(
+    kind: str, tmp_path: Path
+) -> None:
+    """Issue 19: while `hybrid-rag serve` ran, `docs` and `ask` failed with a hint about
+    the embedder. Now `docs` reads the catalog beside the writer, and `ask` says exactly
+    what holds the store and what to do."""
+    pdf = sample_pdfs(tmp_path / "pdfs")[0]
+    store = tmp_path / "store"
+    holder = _holding(store, pdf, kind)
+    try:
+        docs = _cli("docs", "--store", str(store), "--json")
+        assert docs.returncode == 0, docs.stderr
+        assert [d["doc_id"] for d in json.loads(docs.stdout)] == [pdf.stem]
+        assert "read beside the writer" in docs.stderr
+        ask = _cli("ask", "What is the flash point?", "--store", str(store))
+        assert ask.returncode == 1
+        said = " ".join(ask.stderr.split())
+        assert f"pid {holder.pid}" in said and "-c" in said  # its command line
+        if kind == "service":
+            assert "use the hybrid-rag service at http://127.0.0.1:8765" in said
+        else:
+            assert "stop that process" in said
+        hint = said[said.index("hint:") :]
+        assert "embedder" not in hint and "what holds the store" in hint
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        holder.wait(timeout=60)
+
+
+def test_recreating_the_facade_in_a_notebook_just_works(tmp_path: Path) -> None:
+    """Re-running a cell `rag = HybridRAG(path)` without closing the previous one."""
+    pdfs = sample_pdfs(tmp_path / "pdfs")
+    answers = []
+    for pdf in pdfs:
+        rag = HybridRAG(tmp_path / "store", embedder="hashing")  # the old one is not closed
+        rag.ingest(pdf)
+        answers.append(rag.ask("What is the flash point?", docs=[pdf.stem]).text)
+    assert all(answers) and [d.doc_id for d in rag.documents()] == sorted(p.stem for p in pdfs)
+    rag.close()

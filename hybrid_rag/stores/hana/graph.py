@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from hybrid_rag import _vocab
-from hybrid_rag._checks import check_scope, check_triples
+from hybrid_rag._checks import check_doc_id, check_scope, check_triples
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.rdf import SparqlResult, Triple
 from hybrid_rag.sparql import validate_query, with_dataset
@@ -42,7 +42,6 @@ from hybrid_rag.stores.hana._connection import (
 )
 from hybrid_rag.stores.sparql_http import (
     LIST_GRAPHS,
-    check_doc_id,
     check_graph_base,
     count_query,
     doc_ids_from,

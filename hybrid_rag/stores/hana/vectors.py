@@ -15,7 +15,7 @@ raises ``StoreError`` before anything is written.
   ?, EXACT) AND "DOC_ID" IN (...) ORDER BY "SCORE" DESC`` over a full-text index
   (``CREATE FULLTEXT INDEX ... SYNC``: a committed write is searchable at once). The
   ``TOKENS`` column holds each chunk's tokens as the embedded store makes them
-  (``tokenize``: identifiers such as ``67-64-1``,
+  (``hybrid_rag.text.keyword_tokens``: identifiers such as ``67-64-1``,
   ``UN1090`` kept whole plus their parts, mild stemming), and the query is the question's
   distinct tokens as quoted terms joined by ``OR``, so a code is matched by its exact
   string and both stores see the same terms. Only the top-``k`` rows leave the database.
@@ -385,7 +385,7 @@ class HanaVectorStore(Closing):
     ) -> list[VectorHit]:
         """Top-``k`` chunks by HANA's full-text ``SCORE()`` (> 0), optionally scoped.
 
-        The question's tokens (``tokenize``) are
+        The question's tokens (``keyword_tokens``) are
         searched as exact terms joined by ``OR`` in the ``TOKENS`` column; the scope is a
         ``DOC_ID IN`` predicate of the same statement, and only ``TOP k`` rows return.
 
@@ -395,9 +395,9 @@ class HanaVectorStore(Closing):
         text, k, doc_ids = check_text(text), check_k(k), check_filter(doc_ids)
         if doc_ids is not None and not doc_ids:
             return []
-        from hybrid_rag.stores.local_vectors import tokenize
+        from hybrid_rag.text import keyword_tokens
 
-        terms = [t for t in dict.fromkeys(tokenize(text)) if len(t) <= _MAX_TERM]
+        terms = [t for t in dict.fromkeys(keyword_tokens(text)) if len(t) <= _MAX_TERM]
         if not terms:
             return []
         where, params = _doc_filter(doc_ids)
@@ -488,9 +488,9 @@ def _create_sql(table: str, vector_type: str, dim: int) -> str:
 
 def _tokens(text: str) -> str:
     from hybrid_rag.stores._keywords import index_text
-    from hybrid_rag.stores.local_vectors import tokenize
+    from hybrid_rag.text import keyword_tokens
 
-    return index_text(tokenize(text))
+    return index_text(keyword_tokens(text))
 
 
 def _marks(n: int) -> str:
