@@ -23,6 +23,7 @@ __all__ = [
     "cited_text",
     "documents_html",
     "documents_repr",
+    "page_label",
     "report_html",
     "report_repr",
     "shorten",
@@ -76,12 +77,22 @@ def answer_citations(answer: Answer) -> list[Evidence]:
 
 
 NO_ANSWER = "The documents in scope do not answer this question."
+OCR_MARK = " (read by OCR)"
+"""Follows the page of a citation whose quote was read from a page image by OCR."""
+
+
+def page_label(page: int, ocr: bool) -> str:
+    """``"4"``, or ``"4 (read by OCR)"`` for a page whose text came from OCR."""
+    return f"{page}{OCR_MARK if ocr else ''}"
 
 
 def citations_block(answer: Answer) -> str:
     """``Citations:`` and one numbered line per citation; ``""`` when there are none."""
     cites = answer_citations(answer)
-    lines = [f'[{i}] {c.doc_id}, page {c.page}: "{c.quote}"' for i, c in enumerate(cites, 1)]
+    lines = [
+        f'[{i}] {c.doc_id}, page {page_label(c.page, c.ocr)}: "{c.quote}"'
+        for i, c in enumerate(cites, 1)
+    ]
     return "\n".join(["Citations:", *lines]) if lines else ""
 
 
@@ -105,7 +116,10 @@ def answer_html(answer: Answer) -> str:
     cites = answer_citations(answer)
     if cites:
         parts.append(
-            _table(("document", "page", "quote"), ((c.doc_id, c.page, c.quote) for c in cites))
+            _table(
+                ("document", "page", "quote"),
+                ((c.doc_id, page_label(c.page, c.ocr), c.quote) for c in cites),
+            )
         )
     parts += _answer_details(answer)
     for e in answer.errors:
@@ -121,14 +135,22 @@ def _answer_details(answer: Answer) -> list[str]:
     out: list[str] = []
     if answer.facts:
         rows = (
-            (f.subject, f.predicate_label, f.value, f.status, f.doc_id, f.evidence.page)
+            (
+                f.subject,
+                f.predicate_label,
+                f.value,
+                f.status,
+                f.doc_id,
+                page_label(f.evidence.page, f.evidence.ocr),
+            )
             for f in answer.facts
         )
         head = ("product", "property", "value", "status", "document", "page")
         out.append(_fold("Facts", _table(head, rows), count=len(answer.facts)))
     if answer.passages:
         rows2 = (
-            (f"{p.score:.4f}", p.doc_id, p.page, shorten(p.text, 400)) for p in answer.passages
+            (f"{p.score:.4f}", p.doc_id, page_label(p.page, p.ocr), shorten(p.text, 400))
+            for p in answer.passages
         )
         table = _table(("score", "document", "page", "text"), rows2)
         out.append(_fold("Passages", table, count=len(answer.passages)))

@@ -21,6 +21,7 @@ from hybrid_rag._store_meta import read_embedder, record_embedder
 from hybrid_rag._sync import iterate_sync, run_sync
 from hybrid_rag._workers import Workers
 from hybrid_rag.errors import ConfigurationError, HybridRAGError, InputError
+from hybrid_rag.ingest.formats.ocr import OcrOptions
 from hybrid_rag.models import Answer, AskMode, DocumentList, IngestReport
 from hybrid_rag.stores._closing import Closing
 
@@ -91,6 +92,9 @@ class HybridRAG(Closing):
             (batches of 4+ documents) so the CPU-bound part of ingest uses every core; the
             ontology must be given by name or path. ``None`` (default): on when that is
             safe (notebooks, REPLs, scripts under ``if __name__ == "__main__":``).
+        ocr: how scanned PDF pages and image files are read: ``True`` (default) reads
+            them by OCR when an engine is installed (``pip install "hybrid-rag[ocr]"``),
+            ``False`` never runs OCR, or an ``OcrOptions`` (engine, threshold, dpi).
 
     Raises:
         InputError: an option of the wrong type or out of range.
@@ -121,8 +125,10 @@ class HybridRAG(Closing):
         timeout: float = 30.0,
         max_threads: int = 4,
         processes: bool | None = None,
+        ocr: bool | OcrOptions = True,
     ) -> None:
         _check_options(path, chunk_size, chunk_overlap, top_k, timeout, max_threads)
+        self._ocr = _ocr_options(ocr)
         self._path = None if path is None else Path(path)
         self._ontology_spec = ontology
         self._embedder_spec = embedder
@@ -394,6 +400,7 @@ class HybridRAG(Closing):
             chunk_overlap=self._chunk_overlap,
             ontology_spec=str(spec) if isinstance(spec, (str, os.PathLike)) else None,
             processes=self._processes,
+            ocr=self._ocr,
             on_change=self._products.invalidate,
             on_first_write=lambda: record_embedder(
                 self._path, name=embedder.name, dim=embedder.dim
@@ -769,6 +776,14 @@ class HybridRAG(Closing):
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _ocr_options(ocr: object) -> OcrOptions:
+    if isinstance(ocr, OcrOptions):
+        return ocr
+    if isinstance(ocr, bool):
+        return OcrOptions(enabled=ocr)
+    raise InputError(f"ocr must be True, False or an OcrOptions, not {type(ocr).__name__}")
 
 
 def _check_options(

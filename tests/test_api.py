@@ -50,6 +50,8 @@ EXPECTED_ALL = {
     "InvalidDocIdError",
     "LLMError",
     "LLMProvider",
+    "OcrOptions",
+    "OcrUnavailableError",
     "Ontology",
     "OntologyError",
     "Passage",
