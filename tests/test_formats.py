@@ -269,3 +269,11 @@ def test_same_stem_in_one_batch_gets_distinct_ids(tmp_path: Path) -> None:
         ("kx7", "kx7.pdf", "ingested"),
         ("kx7_docx", "kx7.docx", "ingested"),
     ]
+
+
+def test_pdf_layout_mode_is_opt_in_and_keeps_the_words() -> None:
+    data = pdf_bytes(PAGES)
+    plain, layout = _parse(data, "p.pdf"), _parse(data, "p.pdf", pdf_text="layout")
+    assert [p.text for p in plain.pages] == PAGES  # the default is pypdf's plain text
+    for a, b in zip(plain.pages, layout.pages, strict=True):
+        assert a.text.split() == b.text.split()
