@@ -28,11 +28,11 @@ MAX_GENERATED_ROWS = 1000
 
 __all__ = ["MAX_GENERATIONS", "KGResult", "check_generated", "fact_query", "run_kg_chain"]
 
-_SELECT = "?fact ?doc ?product ?label ?prop ?value ?status ?number ?unit ?page ?chunk ?quote"
+_SELECT = "?fact ?doc ?subject ?label ?prop ?value ?status ?number ?unit ?page ?chunk ?quote"
 _BODY = f"""
-  ?fact a <{HR}Fact> ; <{HR}subject> ?product ; <{HR}property> ?prop ; <{HR}value> ?value ;
+  ?fact a <{HR}Fact> ; <{HR}subject> ?subject ; <{HR}property> ?prop ; <{HR}value> ?value ;
         <{HR}status> ?status ; <{HR}doc> ?doc ; <{HR}page> ?page ; <{HR}quote> ?quote .
-  ?product <{RDFS_LABEL}> ?label .
+  ?subject <{RDFS_LABEL}> ?label .
   OPTIONAL {{ ?fact <{HR}number> ?number }}
   OPTIONAL {{ ?fact <{HR}unit> ?unit }}
   OPTIONAL {{ ?fact <{HR}chunk> ?chunk }}"""
@@ -144,7 +144,7 @@ async def run_kg_chain(
 
 def _template(a: QuestionAnalysis) -> str | None:
     props = [p.iri for p in a.properties]
-    if not a.products:
+    if not a.subjects:
         return None
     if a.intent in ("min", "max") and props:
         return fact_query(props[:1], order="ASC" if a.intent == "min" else "DESC")
@@ -247,7 +247,7 @@ def _query(
 
 
 def _row_fact(row: dict[str, Term]) -> Fact | None:
-    need = ("doc", "product", "label", "prop", "value", "page", "quote")
+    need = ("doc", "subject", "label", "prop", "value", "page", "quote")
     if any(k not in row for k in need):
         return None
     prop = row["prop"].value
@@ -257,7 +257,7 @@ def _row_fact(row: dict[str, Term]) -> Fact | None:
     return Fact(
         doc_id=doc,
         subject=row["label"].value,
-        subject_iri=row["product"].value,
+        subject_iri=row["subject"].value,
         predicate=re.split(r"[#/]", prop)[-1],
         predicate_label=_humanise(re.split(r"[#/]", prop)[-1]),
         value=row["value"].value,
@@ -370,8 +370,8 @@ def _sparql_messages(
     user = f"<question>{a.question}</question>"
     if a.search and a.search != a.question and a.search != a.topic:
         user += f"\nStandalone form of the question: {a.search}"
-    if a.products:
-        user += "\nProducts named: " + "; ".join(p.label for p in a.products)
+    if a.subjects:
+        user += "\nProducts named: " + "; ".join(p.label for p in a.subjects)
     if a.properties:
         user += "\nProperties named: " + ", ".join(f"<{p.iri}>" for p in a.properties)
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from hybrid_rag._checks import check_int
 from hybrid_rag.ask.analysis import Intent, QuestionAnalysis, ScopeView
-from hybrid_rag.ask.linking import ProductMatch
+from hybrid_rag.ask.linking import SubjectMatch
 from hybrid_rag.ask.route import OfflineRouter
 from hybrid_rag.errors import LLMError, OntologyError
 from hybrid_rag.models import ChatMessage
@@ -88,7 +88,7 @@ def is_confident(a: QuestionAnalysis) -> bool:
     """Whether a rule-based analysis is sure enough that no model needs to read the question."""
     if a.answered_directly:
         return True
-    return bool(a.products) and (bool(a.properties) or a.intent in _CLEAR)
+    return bool(a.subjects) and (bool(a.properties) or a.intent in _CLEAR)
 
 
 class LLMRouter:
@@ -148,7 +148,7 @@ class LLMRouter:
 
 
 def _messages(question: str, scope: ScopeView, turns: Sequence[ChatMessage]) -> list[ChatMessage]:
-    docs = "\n".join(f"  {d}: {scope.products.label_of(d) or d}" for d in scope.doc_ids[:200])
+    docs = "\n".join(f"  {d}: {scope.subjects.label_of(d) or d}" for d in scope.doc_ids[:200])
     props = "\n".join(f"  {p.name}: {p.label}" for p in scope.ontology.properties())
     system = _SYSTEM.format(docs=docs or "  (none)", props=props)
     out = [ChatMessage(role="system", content=system)]
@@ -166,8 +166,8 @@ def _analysis(
         return QuestionAnalysis(question, (), (), r.intent, reason=reason)
     inside = set(scope.doc_ids)
     docs = [d for d in dict.fromkeys(r.documents) if d in inside]
-    products = tuple(
-        ProductMatch(d, scope.products.label_of(d) or d, 1.0, frozenset()) for d in docs
+    subjects = tuple(
+        SubjectMatch(d, scope.subjects.label_of(d) or d, 1.0, frozenset()) for d in docs
     )
     props = []
     for name in dict.fromkeys(r.properties):
@@ -178,7 +178,7 @@ def _analysis(
     standalone = (r.standalone or "").strip()
     return replace(
         first,
-        products=products or first.products,
+        subjects=subjects or first.subjects,
         properties=tuple(props) or first.properties,
         intent=r.intent,
         filter_terms=tuple(t for t in r.filter_terms if t.strip()) or first.filter_terms,
