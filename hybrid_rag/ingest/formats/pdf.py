@@ -24,7 +24,7 @@ from hybrid_rag.errors import (
     EncryptedDocumentError,
     OcrUnavailableError,
 )
-from hybrid_rag.ingest.formats.ocr import OcrOptions, engine_for
+from hybrid_rag.ingest.formats.ocr import OcrEngine, OcrOptions, engine_for
 from hybrid_rag.models import Page
 
 __all__ = ["PDF_MAGIC", "TextMode", "page_ranges", "pdf_pages", "render_pages"]
@@ -175,25 +175,37 @@ def _with_ocr(
     if not low:
         return pages
     if not ocr.enabled:
-        _warn_untexted(
-            name,
-            pages,
-            [p for p in low if not pages[p - 1].text.strip()],
-            warnings,
-            why="OCR is off",
-        )
+        _warn_untexted(name, pages, low, warnings, why="OCR is off")
         return pages
     try:
         engine = engine_for(ocr)
-    except OcrUnavailableError as exc:
-        if all(not pages[n - 1].text.strip() for n in range(1, len(pages) + 1)):
+        out, read = _read_pages(data, name, pages, low, ocr, engine, warnings)
+    except OcrUnavailableError as exc:  # no engine, or no renderer for PDF pages
+        if not any(p.text.strip() for p in pages):
             raise OcrUnavailableError(
                 f"{name}: no extractable text on any page (a scanned PDF?); {exc}"
             ) from None
-        _warn_untexted(
-            name, pages, [p for p in low if not pages[p - 1].text.strip()], warnings, why=str(exc)
-        )
+        _warn_untexted(name, pages, low, warnings, why=str(exc))
         return pages
+    if read:
+        warnings.append(
+            f"{name}: page(s) {page_ranges(read)} of {len(pages)} have no text layer and were"
+            f" read by OCR ({engine.name}): their text and quotes are read, not copied"
+        )
+    _warn_untexted(name, out, low, warnings, why="OCR found no text on them")
+    return out
+
+
+def _read_pages(
+    data: bytes,
+    name: str,
+    pages: list[Page],
+    low: list[int],
+    ocr: OcrOptions,
+    engine: OcrEngine,
+    warnings: list[str],
+) -> tuple[list[Page], list[int]]:
+    """Render and OCR the ``low`` pages; a page keeps its text layer unless OCR read more."""
     out = list(pages)
     read: list[int] = []
     for number, image in render_pages(
@@ -203,24 +215,14 @@ def _with_ocr(
         if _chars(text) > _chars(pages[number - 1].text):
             out[number - 1] = Page(number=number, text=text, ocr=True)
             read.append(number)
-    if read:
-        warnings.append(
-            f"{name}: page(s) {page_ranges(read)} of {len(pages)} have no text layer and were"
-            f" read by OCR ({engine.name}): their text and quotes are read, not copied"
-        )
-    _warn_untexted(
-        name,
-        out,
-        [n for n in low if not out[n - 1].text.strip()],
-        warnings,
-        why="OCR found no text on them",
-    )
-    return out
+    return out, read
 
 
 def _warn_untexted(
-    name: str, pages: Sequence[Page], empty: list[int], warnings: list[str], *, why: str
+    name: str, pages: Sequence[Page], low: list[int], warnings: list[str], *, why: str
 ) -> None:
+    """Name the pages of ``low`` that are still blank, and why."""
+    empty = [n for n in low if not pages[n - 1].text.strip()]
     if empty:
         warnings.append(
             f"{name}: {len(pages) - len(empty)} of {len(pages)} pages have text; page(s)"
