@@ -186,11 +186,13 @@ sys.meta_path.insert(0, Block())
 os.environ["PATH"] = ""
 from hybrid_rag.ingest.load import parse_document
 def run(data, name):
+    from hybrid_rag.errors import EmptyDocumentError
     try:
         doc = parse_document(data, name=name, source=name)
     except ImportError as exc:
-        from hybrid_rag.errors import EmptyDocumentError
         return f"{type(exc).__name__} {isinstance(exc, EmptyDocumentError)} {exc}"
+    except EmptyDocumentError as exc:
+        return f"EMPTY {exc}"
     return "READ " + " | ".join(doc.warnings)
 """
 
@@ -204,16 +206,22 @@ def _without_engines(body: str) -> str:
     return out.stdout
 
 
-def test_without_an_engine_images_and_scans_name_the_install_line(tmp_path: Path) -> None:
-    (tmp_path / "scan.pdf").write_bytes(pdf_bytes(["", ""]))
-    (tmp_path / "some.pdf").write_bytes(pdf_bytes(["Part 1: Identification", ""]))
+def test_without_an_engine_images_and_scans_name_the_install_line(
+    tmp_path: Path, half_scanned: bytes
+) -> None:
     from PIL import Image
+    from pypdf import PdfReader, PdfWriter
 
+    scan = PdfWriter()
+    scan.add_page(PdfReader(io.BytesIO(half_scanned)).pages[1])  # the scanned page alone
+    scan.write(tmp_path / "scan.pdf")
+    (tmp_path / "some.pdf").write_bytes(half_scanned)
+    (tmp_path / "blank.pdf").write_bytes(pdf_bytes(["", ""]))  # no text and no image
     Image.new("L", (64, 32), 255).save(tmp_path / "img.png")
     got = _without_engines(f"""
         from pathlib import Path
         d = Path({str(tmp_path)!r})
-        for n in ("img.png", "scan.pdf", "some.pdf"):
+        for n in ("img.png", "scan.pdf", "some.pdf", "blank.pdf"):
             print(n, "::", run((d / n).read_bytes(), n))
     """)
     lines = dict(line.split(" :: ", 1) for line in got.splitlines())
@@ -222,6 +230,18 @@ def test_without_an_engine_images_and_scans_name_the_install_line(tmp_path: Path
     assert lines["scan.pdf"].startswith("OcrUnavailableError True") and hint in lines["scan.pdf"]
     assert lines["some.pdf"].startswith("READ") and hint in lines["some.pdf"]
     assert "page(s) 2 have none" in lines["some.pdf"]
+    # a blank PDF is empty, not a scan: no engine is asked for
+    assert lines["blank.pdf"].startswith("EMPTY") and "hybrid-rag[ocr]" not in lines["blank.pdf"]
+
+
+def test_blank_pages_are_not_sent_to_ocr() -> None:
+    doc = parse_document(
+        pdf_bytes(["Part 1: Identification of the mixture X-9", "", ""]),
+        name="gaps.pdf",
+        source="gaps.pdf",
+    )
+    assert not any(p.ocr for p in doc.pages)
+    assert any("page(s) 2-3 have none (no text layer and no image)" in w for w in doc.warnings)
 
 
 def test_ocr_off_refuses_an_image_with_a_typed_error(tmp_path: Path) -> None:

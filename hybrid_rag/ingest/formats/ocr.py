@@ -51,8 +51,9 @@ class OcrOptions:
             and image files are refused.
         engine: ``"auto"`` (first installed of `ENGINE_ORDER`), ``"rapidocr"`` or
             ``"tesseract"``.
-        min_chars: A PDF page whose text layer has fewer non-space characters than this
-            is rendered and OCR'd; the OCR text replaces the layer only when it is longer.
+        min_chars: A PDF page whose text layer has fewer non-space characters than this,
+            and that draws an image, is rendered and OCR'd; the OCR text replaces the
+            layer only when it is longer.
         dpi: Resolution PDF pages are rendered at for OCR (the longest side is capped at
             ``max_pixels``).
         max_pixels: Longest side, in pixels, of a rendered page or of an image handed to

@@ -1,11 +1,12 @@
 """PDF pages: pypdf's text layer, and OCR for pages that have (almost) none.
 
 Page text is kept exactly as ``pypdf``'s ``extract_text()`` returns it, so a verbatim
-quote found on a page is a substring of what the PDF yields. Pages whose text layer has
-fewer than ``OcrOptions.min_chars`` non-space characters are rendered with ``pypdfium2``
-and read by OCR (``hybrid_rag.ingest.formats.ocr``); such pages carry ``ocr=True``.
-Encrypted PDFs open with the empty user password in every standard scheme (RC4, AES-128,
-AES-256; AES needs ``cryptography``, a base dependency).
+quote found on a page is a substring of what the PDF yields. A page whose text layer has
+fewer than ``OcrOptions.min_chars`` non-space characters and that draws an image (a scan
+does; a blank page does not) is rendered with ``pypdfium2`` and read by OCR
+(``hybrid_rag.ingest.formats.ocr``); such pages carry ``ocr=True``. Encrypted PDFs open
+with the empty user password in every standard scheme (RC4, AES-128, AES-256; AES needs
+``cryptography``, a base dependency).
 """
 
 from __future__ import annotations
@@ -109,6 +110,11 @@ def pdf_pages(
             texts = [
                 _page_text(page, i, name, logs, text_mode) for i, page in enumerate(reader.pages, 1)
             ]
+            imaged = {
+                i
+                for i, (page, text) in enumerate(zip(reader.pages, texts, strict=True), 1)
+                if _chars(text) < ocr.min_chars and _has_image(page)
+            }
         except DocumentError:
             raise
         except Exception as exc:  # pypdf raises many types on corrupt input
@@ -120,7 +126,15 @@ def pdf_pages(
         raise EmptyDocumentError(f"{name}: PDF has no pages")
     warnings = [f"{name}: pypdf: {m[:200]}" for m in dict.fromkeys(logs)]
     pages = [Page(number=i, text=t) for i, t in enumerate(texts, 1)]
-    return _with_ocr(data, name, pages, ocr, warnings), warnings
+    return _with_ocr(data, name, pages, sorted(imaged), ocr, warnings), warnings
+
+
+def _has_image(page: Any) -> bool:
+    """Whether a page draws an image (a scan must); unreadable resources count as yes."""
+    try:
+        return len(page.images) > 0
+    except Exception:  # damaged resources: let OCR try
+        return True
 
 
 def _raise_if_dependency(exc: BaseException, name: str) -> None:
@@ -168,18 +182,24 @@ def _chars(text: str) -> int:
 
 
 def _with_ocr(
-    data: bytes, name: str, pages: list[Page], ocr: OcrOptions, warnings: list[str]
+    data: bytes,
+    name: str,
+    pages: list[Page],
+    imaged: list[int],
+    ocr: OcrOptions,
+    warnings: list[str],
 ) -> list[Page]:
-    """``pages`` with OCR text on the pages whose text layer is (almost) empty."""
+    """``pages`` with OCR text on the ``imaged`` pages: (almost) no text layer, an image."""
     low = [p.number for p in pages if _chars(p.text) < ocr.min_chars]
-    if not low:
+    if not imaged:
+        _warn_untexted(name, pages, low, warnings, why="no text layer and no image")
         return pages
     if not ocr.enabled:
         _warn_untexted(name, pages, low, warnings, why="OCR is off")
         return pages
     try:
         engine = engine_for(ocr)
-        out, read = _read_pages(data, name, pages, low, ocr, engine, warnings)
+        out, read = _read_pages(data, name, pages, imaged, ocr, engine, warnings)
     except OcrUnavailableError as exc:  # no engine, or no renderer for PDF pages
         if not any(p.text.strip() for p in pages):
             raise OcrUnavailableError(
@@ -192,7 +212,7 @@ def _with_ocr(
             f"{name}: page(s) {page_ranges(read)} of {len(pages)} have no text layer and were"
             f" read by OCR ({engine.name}): their text and quotes are read, not copied"
         )
-    _warn_untexted(name, out, low, warnings, why="OCR found no text on them")
+    _warn_untexted(name, out, low, warnings, why="no text layer, and OCR read none")
     return out
 
 
@@ -200,16 +220,16 @@ def _read_pages(
     data: bytes,
     name: str,
     pages: list[Page],
-    low: list[int],
+    numbers: list[int],
     ocr: OcrOptions,
     engine: OcrEngine,
     warnings: list[str],
 ) -> tuple[list[Page], list[int]]:
-    """Render and OCR the ``low`` pages; a page keeps its text layer unless OCR read more."""
+    """Render and OCR the given pages; a page keeps its text layer unless OCR read more."""
     out = list(pages)
     read: list[int] = []
     for number, image in render_pages(
-        data, low, dpi=ocr.dpi, max_pixels=ocr.max_pixels, warnings=warnings, name=name
+        data, numbers, dpi=ocr.dpi, max_pixels=ocr.max_pixels, warnings=warnings, name=name
     ):
         text = engine.read(image)
         if _chars(text) > _chars(pages[number - 1].text):
