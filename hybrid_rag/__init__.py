@@ -25,12 +25,14 @@ if TYPE_CHECKING:
         InputError,
         InvalidDocIdError,
         LLMError,
+        OcrUnavailableError,
         OntologyError,
         SparqlValidationError,
         StoreError,
         StoreLockedError,
         UnsupportedFormatError,
     )
+    from hybrid_rag.ingest.formats.ocr import OcrOptions
     from hybrid_rag.models import (
         Answer,
         ChainError,
@@ -99,6 +101,8 @@ _LAZY = {
     "InvalidDocIdError": "hybrid_rag.errors",
     "LLMError": "hybrid_rag.errors",
     "LLMProvider": "hybrid_rag.protocols",
+    "OcrOptions": "hybrid_rag.ingest.formats.ocr",
+    "OcrUnavailableError": "hybrid_rag.errors",
     "Ontology": "hybrid_rag.protocols",
     "OntologyError": "hybrid_rag.errors",
     "Passage": "hybrid_rag.models",
@@ -160,6 +164,8 @@ __all__ = [
     "InvalidDocIdError",
     "LLMError",
     "LLMProvider",
+    "OcrOptions",
+    "OcrUnavailableError",
     "Ontology",
     "OntologyError",
     "OntologyMatching",

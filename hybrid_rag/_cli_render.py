@@ -27,7 +27,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from hybrid_rag._display import continues_page, passage_excerpt
+from hybrid_rag._display import continues_page, page_label, passage_excerpt
 from hybrid_rag.models import Answer, DocumentInfo, IngestReport
 
 __all__ = [
@@ -242,7 +242,7 @@ def _facts_table(answer: Answer, limit: int) -> Table:
             Text(f.predicate_label),
             Text(value),
             Text(f.doc_id),
-            str(f.evidence.page),
+            page_label(f.evidence.page, f.evidence.ocr),
             Text(f.evidence.quote),
         )
     if len(answer.facts) > limit:
@@ -261,7 +261,7 @@ def _passages_table(answer: Answer, width: int) -> Table:
             str(i),
             f"{p.score:.4f}",
             Text(p.doc_id),
-            str(p.page),
+            page_label(p.page, p.ocr),
             ranks,
             Text(text),
         )

@@ -25,6 +25,7 @@ __all__ = [
     "continues_page",
     "documents_html",
     "documents_repr",
+    "page_label",
     "passage_excerpt",
     "report_html",
     "report_repr",
@@ -147,12 +148,22 @@ def answer_citations(answer: Answer) -> list[Evidence]:
 
 
 NO_ANSWER = "The documents in scope do not answer this question."
+OCR_MARK = " (read by OCR)"
+"""Follows the page of a citation whose quote was read from a page image by OCR."""
+
+
+def page_label(page: int, ocr: bool) -> str:
+    """``"4"``, or ``"4 (read by OCR)"`` for a page whose text came from OCR."""
+    return f"{page}{OCR_MARK if ocr else ''}"
 
 
 def citations_block(answer: Answer) -> str:
     """``Citations:`` and one numbered line per citation; ``""`` when there are none."""
     cites = answer_citations(answer)
-    lines = [f'[{i}] {c.doc_id}, page {c.page}: "{c.quote}"' for i, c in enumerate(cites, 1)]
+    lines = [
+        f'[{i}] {c.doc_id}, page {page_label(c.page, c.ocr)}: "{c.quote}"'
+        for i, c in enumerate(cites, 1)
+    ]
     return "\n".join(["Citations:", *lines]) if lines else ""
 
 
@@ -180,7 +191,8 @@ def answer_html(answer: Answer) -> str:
             ("page", "num"),
             ("quote", "text"),
         )
-        parts.append(_table(head, ((c.doc_id, c.page, c.quote) for c in cites)))
+        rows = ((c.doc_id, page_label(c.page, c.ocr), c.quote) for c in cites)
+        parts.append(_table(head, rows))
     parts += _answer_details(answer)
     for e in answer.errors:
         parts.append(f"<p>⚠ {escape(e.chain)} chain {escape(e.kind)}: {escape(e.message)}</p>")
@@ -195,17 +207,25 @@ def _answer_details(answer: Answer) -> list[str]:
     out: list[str] = []
     if answer.facts:
         rows = (
-            (f.subject, f.predicate_label, f.value, f.status, f.doc_id, f.evidence.page)
+            (
+                f.subject,
+                f.predicate_label,
+                f.value,
+                f.status,
+                f.doc_id,
+                page_label(f.evidence.page, f.evidence.ocr),
+            )
             for f in answer.facts
         )
         head: tuple[tuple[str, Kind], ...] = (
-            ("product", "text"), ("property", "text"), ("value", "text"), ("status", "text"),
+            ("subject", "text"), ("property", "text"), ("value", "text"), ("status", "text"),
             ("document", "id"), ("page", "num"),
         )  # fmt: skip
         out.append(_fold("Facts", _table(head, rows), count=len(answer.facts)))
     if answer.passages:
         rows2 = (
-            (f"{p.score:.4f}", p.doc_id, p.page, passage_excerpt(p.text)) for p in answer.passages
+            (f"{p.score:.4f}", p.doc_id, page_label(p.page, p.ocr), passage_excerpt(p.text))
+            for p in answer.passages
         )
         head = (("score", "num"), ("document", "id"), ("page", "num"), ("text", "text"))
         table = _table(head, rows2)

@@ -406,7 +406,10 @@ def ingest(
     with _guard():
         files = _expand(paths)
         if not files:
-            _fail("no supported documents found", "give .pdf, .txt or .md files or folders")
+            _fail(
+                "no supported documents found",
+                "give .pdf, .docx, .html, .txt, .md or image files, or folders",
+            )
         if doc_id is not None and len(files) != 1:
             _fail(f"--doc-id needs exactly one file, got {len(files)}", "ingest one file")
         with _open(store, embedder, record=True, ontology=ontology, max_bytes=max_bytes) as rag:

@@ -20,6 +20,7 @@ __all__ = [
     "InputError",
     "InvalidDocIdError",
     "LLMError",
+    "OcrUnavailableError",
     "OntologyError",
     "QueryTimeoutError",
     "SparqlValidationError",
@@ -78,6 +79,16 @@ class EncryptedDocumentError(DocumentError):
 
 class EmptyDocumentError(DocumentError):
     """The document has no extractable text (empty file, scanned PDF)."""
+
+
+class OcrUnavailableError(EmptyDocumentError, ImportError):
+    """A document (a scanned PDF, an image file) can only be read by OCR, and no OCR
+    engine is installed; the message names the install line
+    (``pip install "hybrid-rag[ocr]"``).
+
+    An ``EmptyDocumentError`` (the document yields no text) and an ``ImportError`` (a
+    missing optional dependency) at once, so either kind of handler catches it.
+    """
 
 
 class OntologyError(HybridRAGError, ValueError):

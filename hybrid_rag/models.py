@@ -6,10 +6,11 @@ All models are immutable (``frozen``) and round-trip through JSON
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hybrid_rag import _display
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
 __all__ = [
+    "OCR_CHUNK_SUFFIX",
     "Answer",
     "ChainError",
     "ChatMessage",
@@ -32,6 +34,7 @@ __all__ = [
     "PreparedDocument",
     "SparqlAttempt",
     "Usage",
+    "is_ocr_chunk_id",
 ]
 
 AskMode = Literal["hybrid", "kg", "vector"]
@@ -49,6 +52,29 @@ class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+OCR_CHUNK_SUFFIX = "~ocr"
+"""Ends the id of every chunk cut from a page that was read by OCR
+(``"scan#p3c0~ocr"``), so the flag travels with the chunk id through every store and
+every piece of evidence that names the chunk, with no store schema of its own."""
+_OCR_ID = re.compile(r"#p\d+c\d+" + re.escape(OCR_CHUNK_SUFFIX) + r"\Z")
+
+
+def is_ocr_chunk_id(chunk_id: str | None) -> bool:
+    """Whether ``chunk_id`` names a chunk of a page read by OCR."""
+    return chunk_id is not None and _OCR_ID.search(chunk_id) is not None
+
+
+class _ReadByOcr(_Model):
+    """A model with a ``chunk_id`` and an ``ocr`` flag that follows from it when not given."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ocr_from_chunk_id(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("ocr") and is_ocr_chunk_id(data.get("chunk_id")):
+            return {**data, "ocr": True}
+        return data
+
+
 class Usage(_Model):
     """Counters of paid or slow calls made for one ingest or one question."""
 
@@ -64,17 +90,25 @@ class Usage(_Model):
 
 
 class Page(_Model):
-    """One page of a loaded document: its 1-based number and its extracted text."""
+    """One page of a loaded document: its 1-based number and its extracted text.
+
+    ``ocr`` is ``True`` when the text was read from the page image by OCR (a scanned
+    page, an image file) rather than copied from the file's text: it may hold reading
+    errors.
+    """
 
     number: int = Field(ge=1)
     text: str
+    ocr: bool = False
 
 
-class Chunk(_Model):
+class Chunk(_ReadByOcr):
     """A piece of one page's text. Chunks never cross pages.
 
     ``start``/``end`` are character offsets into that page's text, so
-    ``page_text[start:end] == text``.
+    ``page_text[start:end] == text``. ``section`` is the heading in force at the chunk
+    (a sheet's ``SECTION n`` line, a Markdown, Word or HTML heading). ``ocr`` is ``True``
+    for a chunk of a page read by OCR; its id then ends in ``OCR_CHUNK_SUFFIX``.
     """
 
     chunk_id: str
@@ -84,15 +118,21 @@ class Chunk(_Model):
     end: int = Field(ge=0)
     text: str
     section: str | None = None
+    ocr: bool = False
 
 
-class Evidence(_Model):
-    """Where a statement comes from: document, 1-based page, chunk and a verbatim quote."""
+class Evidence(_ReadByOcr):
+    """Where a statement comes from: document, 1-based page, chunk and a verbatim quote.
+
+    ``ocr`` is ``True`` when the quote comes from a page read by OCR: it is the text as
+    the OCR engine read it from the page image, not characters copied from the file.
+    """
 
     doc_id: str
     page: int = Field(ge=1)
     chunk_id: str | None = None
     quote: str
+    ocr: bool = False
 
 
 class Fact(_Model):
@@ -128,12 +168,13 @@ class PreparedDocument(_Model):
     chunks: tuple[Chunk, ...] = ()
 
 
-class Passage(_Model):
+class Passage(_ReadByOcr):
     """A retrieved chunk with its fused score and its rank in each retriever (1-based).
 
     ``section`` is the document section the chunk starts in, when the chunker saw one
     ("SECTION 4: First-aid measures"); ``ranks`` may hold ``"section"`` for chunks read
-    from the section a procedure question asks about.
+    from the section a procedure question asks about. ``ocr`` is ``True`` when the
+    chunk's page was read by OCR.
     """
 
     doc_id: str
@@ -143,6 +184,7 @@ class Passage(_Model):
     score: float
     ranks: dict[str, int] = Field(default_factory=dict)
     section: str | None = None
+    ocr: bool = False
 
 
 class SparqlAttempt(_Model):

@@ -26,6 +26,7 @@ from hybrid_rag._store_meta import (
 from hybrid_rag._sync import iterate_sync, run_sync
 from hybrid_rag._workers import Workers
 from hybrid_rag.errors import ConfigurationError, HybridRAGError, InputError, StoreLockedError
+from hybrid_rag.ingest.formats.ocr import OcrOptions
 from hybrid_rag.ingest.inputs import DEFAULT_MAX_BYTES, check_max_bytes
 from hybrid_rag.models import Answer, AskMode, DocumentList, IngestReport
 from hybrid_rag.stores._closing import Closing
@@ -102,6 +103,9 @@ class HybridRAG(Closing):
         max_bytes: the largest document ingest reads (default 50 MiB,
             ``hybrid_rag.ingest.inputs.DEFAULT_MAX_BYTES``); a larger one raises
             ``DocumentTooLargeError`` before it is read.
+        ocr: how scanned PDF pages and image files are read: ``True`` (default) reads
+            them by OCR when an engine is installed (``pip install "hybrid-rag[ocr]"``),
+            ``False`` never runs OCR, or an ``OcrOptions`` (engine, threshold, dpi).
 
     The embedded stores under ``path`` are shared by every ``HybridRAG`` of this process
     on that path (re-creating ``HybridRAG(path)`` in a notebook just works); another
@@ -143,12 +147,14 @@ class HybridRAG(Closing):
         max_threads: int = 4,
         processes: bool | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        ocr: bool | OcrOptions = True,
     ) -> None:
         _check_options(path, chunk_size, chunk_overlap, top_k, timeout, max_threads)
         from hybrid_rag.providers import check_embedder
 
         check_embedder(embedder)  # a wrong name fails here, not at the first ingest
         self._max_bytes = check_max_bytes(max_bytes)
+        self._ocr = _ocr_options(ocr)
         self._path = None if path is None else Path(path)
         self._ontology_spec = ontology
         self._embedder_spec = embedder
@@ -471,6 +477,7 @@ class HybridRAG(Closing):
             chunk_overlap=self._chunk_overlap,
             ontology_spec=str(spec) if isinstance(spec, (str, os.PathLike)) else None,
             processes=self._processes,
+            ocr=self._ocr,
             on_change=self._subjects.invalidate,
             on_first_write=lambda: self._record_build(embedder),
             journal=self._journal_of(),
@@ -920,6 +927,14 @@ def _check_unicode(question: object) -> None:
 
     if isinstance(question, str) and safe_text(question) != question:
         raise InputError("question is not valid Unicode text (it holds a lone surrogate)")
+
+
+def _ocr_options(ocr: object) -> OcrOptions:
+    if isinstance(ocr, OcrOptions):
+        return ocr
+    if isinstance(ocr, bool):
+        return OcrOptions(enabled=ocr)
+    raise InputError(f"ocr must be True, False or an OcrOptions, not {type(ocr).__name__}")
 
 
 def _check_options(

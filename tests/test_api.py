@@ -54,6 +54,8 @@ EXPECTED_ALL = {
     "InvalidDocIdError",
     "LLMError",
     "LLMProvider",
+    "OcrOptions",
+    "OcrUnavailableError",
     "Ontology",
     "OntologyError",
     "Passage",

@@ -127,7 +127,7 @@ def test_whitespace_text_file_is_empty() -> None:
         _parse(b" \n\t\n", "blank.txt")
 
 
-@pytest.mark.parametrize("name", ["sheet.docx", "image.png", "noext"])
+@pytest.mark.parametrize("name", ["sheet.odt", "image.xcf", "noext"])
 def test_unsupported_format_lists_supported(name: str) -> None:
     with pytest.raises(UnsupportedFormatError) as info:
         _parse(b"some bytes", name)
@@ -203,7 +203,7 @@ def test_doc_id_from_long_name_truncated() -> None:
 def test_iter_files_recursive_sorted_skips_hidden(tmp_path: Path) -> None:
     (tmp_path / "b").mkdir()
     (tmp_path / ".hidden").mkdir()
-    for rel in ["b/z.pdf", "a.txt", "b/c.md", ".hidden/x.pdf", ".dot.pdf", "skip.docx"]:
+    for rel in ["b/z.pdf", "a.txt", "b/c.md", ".hidden/x.pdf", ".dot.pdf", "skip.odt"]:
         (tmp_path / rel).write_bytes(b"x")
     got = [p.relative_to(tmp_path).as_posix() for p in iter_files(tmp_path)]
     assert got == ["a.txt", "b/c.md", "b/z.pdf"]
@@ -211,7 +211,7 @@ def test_iter_files_recursive_sorted_skips_hidden(tmp_path: Path) -> None:
     with pytest.raises(DocumentError):
         iter_files(tmp_path / "missing")
     with pytest.raises(UnsupportedFormatError):
-        iter_files(tmp_path / "skip.docx")
+        iter_files(tmp_path / "skip.odt")
 
 
 def test_supported_suffixes() -> None:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from hybrid_rag.errors import ConfigurationError
-from hybrid_rag.models import Chunk, Page
+from hybrid_rag.models import OCR_CHUNK_SUFFIX, Chunk, Page
 
 __all__ = ["chunk_pages", "find_headings"]
 
@@ -85,7 +85,7 @@ def chunk_pages(
     Args:
         pages: The document's pages.
         doc_id: Owner document id; chunk ids are ``f"{doc_id}#p{page}c{n}"`` with ``n``
-            counting from 0 on each page.
+            counting from 0 on each page, plus ``"~ocr"`` on pages read by OCR.
         size: Maximum chunk length in characters.
         overlap: Characters shared by consecutive chunks of a page (``0 <= overlap < size``).
 
@@ -107,13 +107,14 @@ def chunk_pages(
         for n, (start, end) in enumerate(_spans(page.text, size, overlap)):
             chunks.append(
                 Chunk(
-                    chunk_id=f"{doc_id}#p{page.number}c{n}",
+                    chunk_id=f"{doc_id}#p{page.number}c{n}{OCR_CHUNK_SUFFIX if page.ocr else ''}",
                     doc_id=doc_id,
                     page=page.number,
                     start=start,
                     end=end,
                     text=page.text[start:end],
                     section=_section_at(marks, start, end, carried),
+                    ocr=page.ocr,
                 )
             )
         if marks:

@@ -1,22 +1,17 @@
-"""Load documents (PDF, plain text, Markdown) into pages of text.
+"""Load documents (PDF, Word, HTML, plain text, Markdown, images) into pages of text.
 
-Page text is kept exactly as the extractor returns it (``pypdf``'s ``extract_text()`` for
-PDFs), so a verbatim quote found in a page is a substring of what the PDF yields. Every
-failure is a typed ``DocumentError`` naming the file.
+Page text is kept exactly as the format's reader returns it (``pypdf``'s
+``extract_text()`` for PDFs), so a verbatim quote found in a page is a substring of what
+the document yields; pages read by OCR say so (``Page.ocr``). The readers live in
+``hybrid_rag.ingest.formats``. Every failure is a typed ``DocumentError`` naming the file.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
-import logging
 import os
 import re
-import sys
-import threading
 import unicodedata
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
@@ -24,33 +19,45 @@ from hybrid_rag._checks import check_doc_id
 from hybrid_rag.errors import (
     DocumentError,
     EmptyDocumentError,
-    EncryptedDocumentError,
     UnsupportedFormatError,
 )
+from hybrid_rag.ingest.formats.image import IMAGE_SUFFIXES
+from hybrid_rag.ingest.formats.ocr import OcrOptions
+from hybrid_rag.ingest.formats.pdf import PDF_MAGIC, TextMode
 from hybrid_rag.models import Page
 
 __all__ = [
     "SUPPORTED_SUFFIXES",
     "LoadedDocument",
+    "OcrOptions",
     "content_hash",
     "doc_id_from_name",
     "iter_files",
+    "media_type_of",
     "parse_document",
     "read_source",
     "validate_doc_id",
 ]
 
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 SUPPORTED_SUFFIXES: dict[str, str] = {
     ".pdf": "application/pdf",
+    ".docx": DOCX,
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".xhtml": "application/xhtml+xml",
     ".txt": "text/plain",
     ".text": "text/plain",
     ".md": "text/markdown",
     ".markdown": "text/markdown",
+    **IMAGE_SUFFIXES,
 }
-"""File suffixes the loaders handle, mapped to their media type."""
+"""File suffixes the loaders handle, mapped to their media type (images need the
+``[ocr]`` extra)."""
 
 _DOC_ID_BAD_CHARS = re.compile(r"[^A-Za-z0-9_.-]+")
-_PDF_MAGIC = b"%PDF-"
+_PDF_MAGIC = PDF_MAGIC
+_DEFAULT_OCR = OcrOptions()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +69,9 @@ class LoadedDocument:
         source: Path string, or ``"<bytes:name>"`` for in-memory data.
         content_hash: sha256 hex digest of the raw bytes.
         pages: Every page in order, including empty ones (page numbers stay true).
-        media_type: ``"application/pdf"``, ``"text/plain"`` or ``"text/markdown"``.
-        warnings: Parser warnings (pypdf log messages, decoding fallbacks).
+        media_type: e.g. ``"application/pdf"``, ``"text/html"``, ``"image/png"``.
+        warnings: Reader warnings (pypdf log messages, decoding fallbacks, pages without
+            text, pages read by OCR).
     """
 
     name: str
@@ -77,6 +85,11 @@ class LoadedDocument:
     def text(self) -> str:
         """All page texts joined with form feeds."""
         return "\f".join(p.text for p in self.pages)
+
+    @property
+    def ocr_pages(self) -> tuple[int, ...]:
+        """Numbers of the pages whose text was read by OCR."""
+        return tuple(p.number for p in self.pages if p.ocr)
 
 
 def content_hash(data: bytes) -> str:
@@ -135,149 +148,78 @@ def media_type_of(name: str, data: bytes = b"") -> str:
     )
 
 
-def parse_document(data: bytes, *, name: str, source: str) -> LoadedDocument:
-    """Parse raw bytes into pages. Pure and CPU-bound: no file or network I/O.
+def parse_document(
+    data: bytes,
+    *,
+    name: str,
+    source: str,
+    ocr: OcrOptions = _DEFAULT_OCR,
+    pdf_text: TextMode = "plain",
+) -> LoadedDocument:
+    """Parse raw bytes into pages. CPU-bound, no file or network I/O.
 
     Args:
         data: The document's bytes.
-        name: File name; its suffix selects the parser.
+        name: File name; its suffix selects the reader.
         source: Label recorded as the document's source.
+        ocr: When and how scanned PDF pages and images are read by OCR (default: PDF
+            pages with fewer than 50 characters of text, and every image, when an engine
+            is installed).
+        pdf_text: ``"plain"`` (pypdf's text order, the default) or ``"layout"``
+            (pypdf's layout mode: printed columns kept apart by spaces); opt-in.
 
     Raises:
         UnsupportedFormatError: Unknown suffix.
         EmptyDocumentError: Empty file, or no extractable text on any page.
+        OcrUnavailableError: Only OCR could read it (a scanned PDF, an image) and no
+            engine is installed: the message names ``pip install "hybrid-rag[ocr]"``.
         EncryptedDocumentError: A PDF that needs a password.
-        DocumentError: Not a PDF, truncated or corrupt.
+        DocumentError: Not the format its name says, truncated or corrupt.
     """
     media_type = media_type_of(name, data)
     if not data.strip():
         raise EmptyDocumentError(f"{name}: empty file")
-    if media_type == "application/pdf":
-        texts, warnings = _pdf_pages(data, name)
-    else:
-        texts, warnings = _text_pages(data, name)
-    if not any(t.strip() for t in texts):
-        what = "scanned or image-only PDF?" if media_type == "application/pdf" else "blank"
+    pages, warnings = _pages(data, name, media_type, ocr, pdf_text)
+    if not any(p.text.strip() for p in pages):
+        what = {"application/pdf": "scanned or image-only PDF?"}.get(media_type, "blank")
+        if media_type.startswith("image/"):
+            what = "OCR found none"
         raise EmptyDocumentError(f"{name}: no extractable text on any page ({what})")
-    pages = tuple(Page(number=i, text=t) for i, t in enumerate(texts, start=1))
     return LoadedDocument(
         name=name,
         source=source,
         content_hash=content_hash(data),
-        pages=pages,
+        pages=tuple(pages),
         media_type=media_type,
         warnings=tuple(warnings),
     )
 
 
-def _text_pages(data: bytes, name: str) -> tuple[list[str], list[str]]:
-    """Decode UTF-8 (latin-1 fallback) and split pages on form feeds."""
-    if b"\x00" in data[:8192]:
-        raise DocumentError(f"{name}: binary data in a text file")
-    warnings: list[str] = []
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
-        warnings.append(f"{name}: not valid UTF-8, decoded as latin-1")
-    pages = text.split("\f")
-    if len(pages) > 1 and not pages[-1].strip():
-        pages.pop()
-    return pages, warnings
+def _pages(
+    data: bytes, name: str, media_type: str, ocr: OcrOptions, pdf_text: TextMode
+) -> tuple[list[Page], list[str]]:
+    """The pages and warnings of the reader for ``media_type``."""
+    if media_type == "application/pdf":
+        from hybrid_rag.ingest.formats.pdf import pdf_pages
 
+        return pdf_pages(data, name, ocr=ocr, text_mode=pdf_text)
+    if media_type.startswith("image/"):
+        from hybrid_rag.ingest.formats.image import image_pages
 
-# --- PDF -------------------------------------------------------------------------------
+        return image_pages(data, name, ocr=ocr)
+    if media_type == DOCX:
+        from hybrid_rag.ingest.formats.docx import docx_pages
 
-_capture = threading.local()
-_filter_lock = threading.Lock()
-_filtered_loggers: set[str] = set()
+        texts, warnings = docx_pages(data, name)
+    elif media_type in ("text/html", "application/xhtml+xml"):
+        from hybrid_rag.ingest.formats.html import html_pages
 
+        texts, warnings = html_pages(data, name)
+    else:
+        from hybrid_rag.ingest.formats.text import text_pages
 
-class _PypdfCapture(logging.Filter):
-    """Diverts pypdf log records into a per-thread list while a parse is running."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        sink: list[str] | None = getattr(_capture, "sink", None)
-        if sink is None:
-            return True
-        sink.append(record.getMessage())
-        return False
-
-
-_FILTER = _PypdfCapture()
-
-
-def _install_filters() -> None:
-    """Attach the capture filter to the logger of every loaded pypdf module.
-
-    pypdf logs to ``logging.getLogger(module.__name__)``; a filter on the parent ``pypdf``
-    logger would not see records propagated from those children.
-    """
-    names = [n for n in list(sys.modules) if n.split(".")[0] == "pypdf"]
-    if set(names) <= _filtered_loggers:
-        return
-    with _filter_lock:
-        for name in ["pypdf", *names]:
-            if name not in _filtered_loggers:
-                logging.getLogger(name).addFilter(_FILTER)
-                _filtered_loggers.add(name)
-
-
-@contextmanager
-def _captured_pypdf_logs() -> Iterator[list[str]]:
-    _install_filters()
-    sink: list[str] = []
-    _capture.sink = sink
-    try:
-        yield sink
-    finally:
-        _capture.sink = None
-
-
-def _pdf_pages(data: bytes, name: str) -> tuple[list[str], list[str]]:
-    """Extract page texts with pypdf, translating every failure into a typed error."""
-    if _PDF_MAGIC not in data[:1024]:
-        raise DocumentError(f"{name}: not a PDF file (no %PDF- header)")
-    from pypdf import PdfReader
-
-    with _captured_pypdf_logs() as logs:
-        try:
-            reader = PdfReader(io.BytesIO(data), strict=False)
-            _decrypt(reader, name)
-            texts = [_page_text(page, i, name, logs) for i, page in enumerate(reader.pages, 1)]
-        except DocumentError:
-            raise
-        except Exception as exc:  # pypdf raises many types on corrupt input
-            raise DocumentError(
-                f"{name}: corrupt or truncated PDF ({type(exc).__name__}: {exc})"
-            ) from None
-    if not texts:
-        raise EmptyDocumentError(f"{name}: PDF has no pages")
-    return texts, [f"{name}: pypdf: {m[:200]}" for m in dict.fromkeys(logs)]
-
-
-def _decrypt(reader: object, name: str) -> None:
-    """Open an encrypted PDF with the empty user password, or raise."""
-    if not getattr(reader, "is_encrypted", False):
-        return
-    try:
-        result = reader.decrypt("")  # type: ignore[attr-defined]
-    except Exception as exc:
-        raise EncryptedDocumentError(
-            f"{name}: encrypted PDF cannot be opened ({type(exc).__name__}: {exc})"
-        ) from None
-    if not result:  # PasswordType.NOT_DECRYPTED == 0
-        raise EncryptedDocumentError(f"{name}: PDF is encrypted and needs a password")
-
-
-def _page_text(page: object, number: int, name: str, logs: list[str]) -> str:
-    """One page's text; a page whose content cannot be parsed yields "" and a warning."""
-    try:
-        text = page.extract_text()  # type: ignore[attr-defined]
-    except Exception as exc:
-        logs.append(f"page {number}: text extraction failed ({type(exc).__name__}: {exc})")
-        return ""
-    return text if isinstance(text, str) else ""
+        texts, warnings = text_pages(data, name)
+    return [Page(number=i, text=t) for i, t in enumerate(texts, start=1)], warnings
 
 
 # --- files and ids ---------------------------------------------------------------------

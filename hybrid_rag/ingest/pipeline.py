@@ -36,7 +36,7 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import anyio
 
@@ -52,6 +52,7 @@ from hybrid_rag.ingest._writes import StoreWriter, first_error
 from hybrid_rag.ingest.chunk import chunk_pages
 from hybrid_rag.ingest.extract import Extraction
 from hybrid_rag.ingest.extractor import OfflineExtractor, checked_extraction
+from hybrid_rag.ingest.formats.ocr import OcrOptions
 from hybrid_rag.ingest.inputs import DEFAULT_MAX_BYTES, read_input, valid_unicode
 from hybrid_rag.ingest.load import LoadedDocument, parse_document
 from hybrid_rag.ingest.triples import build_triples
@@ -109,13 +110,15 @@ def prepare(
     chunk_size: int,
     chunk_overlap: int,
     offline: bool = True,
+    ocr: OcrOptions | None = None,
 ) -> Prepared:
     """Parse and chunk one document; with ``offline``, also extract and build its triples.
 
-    Pure (no I/O): raises ``DocumentError`` on bad input.
+    Pure (no I/O): raises ``DocumentError`` on bad input. ``ocr`` defaults to
+    ``OcrOptions()`` (scanned pages and images read when an engine is installed).
     """
     t0 = time.perf_counter()
-    doc = valid_unicode(parse_document(data, name=name, source=source))
+    doc = valid_unicode(parse_document(data, name=name, source=source, ocr=ocr or OcrOptions()))
     t1 = time.perf_counter()
     chunks = chunk_pages(doc.pages, doc_id=doc_id, size=chunk_size, overlap=chunk_overlap)
     t2 = time.perf_counter()
@@ -160,6 +163,7 @@ def prepare_in_worker(
     chunk_size: int,
     chunk_overlap: int,
     offline: bool = True,
+    ocr: OcrOptions | None = None,
 ) -> Prepared:
     """``prepare`` for a worker process: the ontology comes as its spec, loaded once."""
     from hybrid_rag.ontology import load_ontology
@@ -176,6 +180,7 @@ def prepare_in_worker(
         chunk_size=chunk_size,
         chunk_overlap=chunk_overlap,
         offline=offline,
+        ocr=ocr,
     )
 
 
@@ -191,6 +196,7 @@ class IngestParts:
         on_first_write: called once a document is written (records the embedder).
         journal: where writes in progress are recorded (default: in memory).
         max_bytes: the largest document read.
+        ocr: how scanned pages and images are read (``None``: ``OcrOptions()``).
     """
 
     graph: GraphStore
@@ -209,6 +215,8 @@ class IngestParts:
     on_first_write: Callable[[], None] = lambda: None
     journal: Journal = field(default_factory=lambda: Journal(None))
     max_bytes: int = DEFAULT_MAX_BYTES
+
+    ocr: OcrOptions | None = None
 
     def writer(self) -> StoreWriter:
         """The journaled writes over these stores."""
@@ -307,12 +315,13 @@ class IngestPipeline:
         items = expand_sources(sources)
         results: list[IngestReport | None] = [None] * len(items)
         seen: dict[str, int] = {}
+        yielded = _yielded_stems(items)
         sem = anyio.Semaphore(concurrency)
         with self._pool(len(items), concurrency) as pool:
 
             async def one(i: int, src: Source, name: str | None) -> None:
                 async with sem:
-                    rep = await self._one_of_many(i, src, name, seen, pool, raise_errors)
+                    rep = await self._one_of_many(i, src, name, (seen, yielded), pool, raise_errors)
                 results[i] = rep
                 if progress is not None:
                     progress(rep)
@@ -333,16 +342,21 @@ class IngestPipeline:
         i: int,
         src: Source,
         name: str | None,
-        seen: dict[str, int],
+        ids: tuple[dict[str, int], set[str]],
         pool: ProcessPoolExecutor | None,
         raise_errors: bool,
     ) -> IngestReport:
+        """One item of a batch; ``ids``: the ids taken so far and the stems yielded to
+        a PDF or text file of the batch (see ``_yielded_stems``)."""
         from hybrid_rag.ingest.load import doc_id_from_name
 
+        seen, yielded = ids
         label = name or (str(src) if not isinstance(src, bytes) else "<bytes>")
         try:
             base = name or (Path(str(src)).name if not isinstance(src, bytes) else "document")
             did = doc_id_from_name(base)
+            if did in yielded and PurePath(base).suffix.lower() not in _FIRST_FORMATS:
+                did = doc_id_from_name(base.replace(".", "_"))  # oyo.pdf + oyo.png: "oyo_png"
             if did in seen:
                 raise InputError(f"doc id {did!r} of {label} is already used by item {seen[did]}")
             seen[did] = i
@@ -398,7 +412,7 @@ class IngestPipeline:
         offline = isinstance(p.extractor, OfflineExtractor)
         if pool is not None and p.ontology_spec is not None:
             args = (data, name, label, doc_id, p.ontology_spec, p.chunk_size, p.chunk_overlap)
-            future = pool.submit(prepare_in_worker, *args, offline)
+            future = pool.submit(prepare_in_worker, *args, offline, p.ocr)
             prep = await p.workers.run(future.result)
         else:
             prep = await p.workers.run(
@@ -411,6 +425,7 @@ class IngestPipeline:
                     chunk_size=p.chunk_size,
                     chunk_overlap=p.chunk_overlap,
                     offline=offline,
+                    ocr=p.ocr,
                 )
             )
         if prep.extraction is None:
@@ -471,6 +486,25 @@ def expand_sources(
     return items
 
 
+_FIRST_FORMATS = frozenset({"", ".pdf", ".txt", ".text", ".md", ".markdown"})
+
+
+def _yielded_stems(items: list[tuple[Source, str | None]]) -> set[str]:
+    """Stem ids that a Word, HTML or image file of the batch leaves to a PDF or text file
+    with the same stem (those formats named a document by its stem before the others
+    were read, so their ids stay what they were); the other file gets ``stem_suffix``."""
+    from hybrid_rag.ingest.load import doc_id_from_name
+
+    names = [n or (Path(str(s)).name if not isinstance(s, bytes) else "") for s, n in items]
+    first = {
+        doc_id_from_name(n) for n in names if n and PurePath(n).suffix.lower() in _FIRST_FORMATS
+    }
+    later = {
+        doc_id_from_name(n) for n in names if n and PurePath(n).suffix.lower() not in _FIRST_FORMATS
+    }
+    return first & later
+
+
 def _info(prep: Prepared, label: str, digest: str, old: DocumentInfo | None) -> DocumentInfo:
     assert prep.extraction is not None
     now = datetime.now(UTC)
@@ -501,7 +535,7 @@ def _report(
         chunks=info.chunks,
         triples=info.triples,
         facts=len(prep.extraction.facts),
-        warnings=list(prep.extraction.warnings),
+        warnings=[*prep.document.warnings, *prep.extraction.warnings],
         timings={**prep.timings, "total_ms": _ms(time.perf_counter() - t0)},
         usage=usage,
     )

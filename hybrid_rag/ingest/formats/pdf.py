@@ -1,0 +1,314 @@
+"""PDF pages: pypdf's text layer, and OCR for pages that have (almost) none.
+
+Page text is kept exactly as ``pypdf``'s ``extract_text()`` returns it, so a verbatim
+quote found on a page is a substring of what the PDF yields. A page whose text layer has
+fewer than ``OcrOptions.min_chars`` non-space characters and that draws an image (a scan
+does; a blank page does not) is rendered with ``pypdfium2`` and read by OCR
+(``hybrid_rag.ingest.formats.ocr``); such pages carry ``ocr=True``. Encrypted PDFs open
+with the empty user password in every standard scheme (RC4, AES-128, AES-256; AES needs
+``cryptography``, a base dependency).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Literal
+
+from hybrid_rag.errors import (
+    DocumentError,
+    EmptyDocumentError,
+    EncryptedDocumentError,
+    OcrUnavailableError,
+)
+from hybrid_rag.ingest.formats.ocr import OcrEngine, OcrOptions, engine_for
+from hybrid_rag.models import Page
+
+__all__ = ["PDF_MAGIC", "TextMode", "page_ranges", "pdf_pages", "render_pages"]
+
+PDF_MAGIC = b"%PDF-"
+TextMode = Literal["plain", "layout"]
+_CRYPTO_HINT = "pip install cryptography (a dependency of hybrid-rag; reinstall it)"
+
+_capture = threading.local()
+_filter_lock = threading.Lock()
+_filtered_loggers: set[str] = set()
+_PDFIUM_LOCK = threading.Lock()  # PDFium is not thread-safe: one call at a time per process
+
+
+class _PypdfCapture(logging.Filter):
+    """Diverts pypdf log records into a per-thread list while a parse is running."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        sink: list[str] | None = getattr(_capture, "sink", None)
+        if sink is None:
+            return True
+        sink.append(record.getMessage())
+        return False
+
+
+_FILTER = _PypdfCapture()
+
+
+def _install_filters() -> None:
+    """Attach the capture filter to the logger of every loaded pypdf module.
+
+    pypdf logs to ``logging.getLogger(module.__name__)``; a filter on the parent ``pypdf``
+    logger would not see records propagated from those children.
+    """
+    names = [n for n in list(sys.modules) if n.split(".")[0] == "pypdf"]
+    if set(names) <= _filtered_loggers:
+        return
+    with _filter_lock:
+        for name in ["pypdf", *names]:
+            if name not in _filtered_loggers:
+                logging.getLogger(name).addFilter(_FILTER)
+                _filtered_loggers.add(name)
+
+
+@contextmanager
+def _captured_pypdf_logs() -> Iterator[list[str]]:
+    _install_filters()
+    sink: list[str] = []
+    _capture.sink = sink
+    try:
+        yield sink
+    finally:
+        _capture.sink = None
+
+
+def pdf_pages(
+    data: bytes, name: str, *, ocr: OcrOptions, text_mode: TextMode = "plain"
+) -> tuple[list[Page], list[str]]:
+    """Every page of a PDF (1-based, empty pages kept) and the parse's warnings.
+
+    Args:
+        data: The PDF's bytes.
+        name: File name, for messages.
+        ocr: When and how pages without a text layer are OCR'd.
+        text_mode: ``"plain"`` (pypdf's default order) or ``"layout"`` (pypdf's
+            layout mode, which keeps printed columns apart with spaces).
+
+    Raises:
+        EncryptedDocumentError: A password is needed, or AES support is missing.
+        OcrUnavailableError: No page has a text layer and no OCR engine is installed.
+        EmptyDocumentError: The PDF has no pages.
+        DocumentError: Not a PDF, truncated or corrupt.
+    """
+    if PDF_MAGIC not in data[:1024]:
+        raise DocumentError(f"{name}: not a PDF file (no %PDF- header)")
+    from pypdf import PdfReader
+
+    with _captured_pypdf_logs() as logs:
+        try:
+            reader = PdfReader(io.BytesIO(data), strict=False)
+            _decrypt(reader, name)
+            texts = [
+                _page_text(page, i, name, logs, text_mode) for i, page in enumerate(reader.pages, 1)
+            ]
+            imaged = {
+                i
+                for i, (page, text) in enumerate(zip(reader.pages, texts, strict=True), 1)
+                if _chars(text) < ocr.min_chars and _has_image(page)
+            }
+        except DocumentError:
+            raise
+        except Exception as exc:  # pypdf raises many types on corrupt input
+            _raise_if_dependency(exc, name)
+            raise DocumentError(
+                f"{name}: corrupt or truncated PDF ({type(exc).__name__}: {exc})"
+            ) from None
+    if not texts:
+        raise EmptyDocumentError(f"{name}: PDF has no pages")
+    warnings = [f"{name}: pypdf: {m[:200]}" for m in dict.fromkeys(logs)]
+    pages = [Page(number=i, text=t) for i, t in enumerate(texts, 1)]
+    return _with_ocr(data, name, pages, sorted(imaged), ocr, warnings), warnings
+
+
+def _has_image(page: Any) -> bool:
+    """Whether a page draws an image (a scan must); unreadable resources count as yes."""
+    try:
+        return len(page.images) > 0
+    except Exception:  # damaged resources: let OCR try
+        return True
+
+
+def _raise_if_dependency(exc: BaseException, name: str) -> None:
+    """A pypdf ``DependencyError`` (AES without ``cryptography``) as a typed error."""
+    if type(exc).__name__ == "DependencyError":
+        raise EncryptedDocumentError(
+            f"{name}: the PDF is AES-encrypted and reading it needs the 'cryptography'"
+            f" package, which is not installed: {_CRYPTO_HINT}"
+        ) from None
+
+
+def _decrypt(reader: Any, name: str) -> None:
+    """Open an encrypted PDF with the empty user password, or raise."""
+    if not getattr(reader, "is_encrypted", False):
+        return
+    try:
+        result = reader.decrypt("")
+    except Exception as exc:
+        _raise_if_dependency(exc, name)
+        raise EncryptedDocumentError(
+            f"{name}: encrypted PDF cannot be opened ({type(exc).__name__}: {exc})"
+        ) from None
+    if not result:  # PasswordType.NOT_DECRYPTED == 0
+        raise EncryptedDocumentError(f"{name}: PDF is encrypted and needs a password")
+
+
+def _page_text(page: Any, number: int, name: str, logs: list[str], mode: TextMode) -> str:
+    """One page's text; a page whose content cannot be parsed yields "" and a warning."""
+    try:
+        text = (
+            page.extract_text() if mode == "plain" else page.extract_text(extraction_mode="layout")
+        )
+    except Exception as exc:
+        _raise_if_dependency(exc, name)
+        logs.append(f"page {number}: text extraction failed ({type(exc).__name__}: {exc})")
+        return ""
+    return text if isinstance(text, str) else ""
+
+
+# --- OCR of pages without a text layer -------------------------------------------------
+
+
+def _chars(text: str) -> int:
+    return sum(1 for c in text if not c.isspace())
+
+
+def _with_ocr(
+    data: bytes,
+    name: str,
+    pages: list[Page],
+    imaged: list[int],
+    ocr: OcrOptions,
+    warnings: list[str],
+) -> list[Page]:
+    """``pages`` with OCR text on the ``imaged`` pages: (almost) no text layer, an image."""
+    low = [p.number for p in pages if _chars(p.text) < ocr.min_chars]
+    if not imaged:
+        _warn_untexted(name, pages, low, warnings, why="no text layer and no image")
+        return pages
+    if not ocr.enabled:
+        _warn_untexted(name, pages, low, warnings, why="OCR is off")
+        return pages
+    try:
+        engine = engine_for(ocr)
+        out, read = _read_pages(data, name, pages, imaged, ocr, engine, warnings)
+    except OcrUnavailableError as exc:  # no engine, or no renderer for PDF pages
+        if not any(p.text.strip() for p in pages):
+            raise OcrUnavailableError(
+                f"{name}: no extractable text on any page (a scanned PDF?); {exc}"
+            ) from None
+        _warn_untexted(name, pages, low, warnings, why=str(exc))
+        return pages
+    if read:
+        warnings.append(
+            f"{name}: page(s) {page_ranges(read)} of {len(pages)} have no text layer and were"
+            f" read by OCR ({engine.name}): their text and quotes are read, not copied"
+        )
+    _warn_untexted(name, out, low, warnings, why="no text layer, and OCR read none")
+    return out
+
+
+def _read_pages(
+    data: bytes,
+    name: str,
+    pages: list[Page],
+    numbers: list[int],
+    ocr: OcrOptions,
+    engine: OcrEngine,
+    warnings: list[str],
+) -> tuple[list[Page], list[int]]:
+    """Render and OCR the given pages; a page keeps its text layer unless OCR read more."""
+    out = list(pages)
+    read: list[int] = []
+    for number, image in render_pages(
+        data, numbers, dpi=ocr.dpi, max_pixels=ocr.max_pixels, warnings=warnings, name=name
+    ):
+        text = engine.read(image)
+        if _chars(text) > _chars(pages[number - 1].text):
+            out[number - 1] = Page(number=number, text=text, ocr=True)
+            read.append(number)
+    return out, read
+
+
+def _warn_untexted(
+    name: str, pages: Sequence[Page], low: list[int], warnings: list[str], *, why: str
+) -> None:
+    """Name the pages of ``low`` that are still blank, and why."""
+    empty = [n for n in low if not pages[n - 1].text.strip()]
+    if empty:
+        warnings.append(
+            f"{name}: {len(pages) - len(empty)} of {len(pages)} pages have text; page(s)"
+            f" {page_ranges(empty)} have none ({why})"
+        )
+
+
+def render_pages(
+    data: bytes,
+    numbers: Sequence[int],
+    *,
+    dpi: int,
+    max_pixels: int,
+    warnings: list[str] | None = None,
+    name: str = "document",
+) -> Iterator[tuple[int, Any]]:
+    """Render the given 1-based pages of a PDF to greyscale PIL images with ``pypdfium2``.
+
+    A page that fails to render is skipped with a warning.
+
+    Raises:
+        OcrUnavailableError: ``pypdfium2`` is not installed.
+    """
+    try:
+        import pypdfium2 as pdfium
+    except ImportError as exc:
+        raise OcrUnavailableError(
+            'rendering PDF pages for OCR needs pypdfium2: pip install "hybrid-rag[ocr]"'
+        ) from exc
+    with _PDFIUM_LOCK:
+        doc = pdfium.PdfDocument(data, password="")
+    try:
+        for number in numbers:
+            with _PDFIUM_LOCK:
+                try:
+                    image = _render_one(doc[number - 1], dpi, max_pixels)
+                except Exception as exc:  # pdfium raises PdfiumError and others on bad pages
+                    if warnings is not None:
+                        warnings.append(
+                            f"{name}: page {number} could not be rendered for OCR"
+                            f" ({type(exc).__name__}: {exc})"
+                        )
+                    continue
+            yield number, image
+    finally:
+        with _PDFIUM_LOCK:
+            doc.close()
+
+
+def _render_one(page: Any, dpi: int, max_pixels: int) -> Any:
+    width, height = page.get_size()
+    scale = min(dpi / 72, max_pixels / max(width, height, 1.0))
+    return page.render(scale=scale, grayscale=True).to_pil()
+
+
+def page_ranges(numbers: Sequence[int]) -> str:
+    """``[1, 2, 3, 7, 9, 10]`` -> ``"1-3, 7, 9-10"``."""
+    parts: list[str] = []
+    run: list[int] = []
+    for n in sorted(numbers):
+        if run and n == run[-1] + 1:
+            run.append(n)
+            continue
+        if run:
+            parts.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+        run = [n]
+    if run:
+        parts.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return ", ".join(parts)
