@@ -330,12 +330,13 @@ class _Repair:
     ) -> DocumentInfo:
         from hybrid_rag._vocab import DATA
         from hybrid_rag.ingest._writes import graph_triples
-        from hybrid_rag.ingest.triples import doc_local_name
+        from hybrid_rag.ingest.triples import doc_local_name, subject_iri
 
         chunks: list[Chunk] = vectors.chunks(doc)
         triples = graph_triples(graph, doc)
-        subject = DATA + doc_local_name(doc) + "-product"  # ingest.triples.subject_iri
-        mine = [t for t in triples if t[0].value == subject]
+        # stores written before the subject rename (issue 16) end it in "-product"
+        subjects = {subject_iri(doc), DATA + doc_local_name(doc) + "-product"}
+        mine = [t for t in triples if t[0].value in subjects]
         labels = [o.value for s, p, o in mine if p.value == _LABEL]
         now = datetime.now(UTC)
         return DocumentInfo(

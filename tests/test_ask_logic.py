@@ -35,7 +35,7 @@ def test_rrf_scores_and_ranks() -> None:
 
 
 def test_linking_prefers_the_full_name_over_a_shared_alias() -> None:
-    got = INDEX.link("What is the flash point of Acetone, HPLC Grade?")
+    got = INDEX.link("Tell me the flashpoint of the Acetone, HPLC Grade product.")
     assert [m.doc_id for m in got] == ["acetone-hplc"]
 
 
@@ -73,8 +73,8 @@ def test_linking_matches_percent_variants_and_ignores_unrelated() -> None:
             "pH",
         ),
         (
-            "Do Hydrogen Peroxide 25% Solution, Lab Grade and Hydrogen Peroxide 34% Solution, "
-            "Lab Grade share the same UN number?",
+            "Is the UN number of Hydrogen Peroxide 25% Solution, Lab Grade the same as that of "
+            "Hydrogen Peroxide 34% Solution, Lab Grade?",
             "same",
             "unNumber",
         ),
@@ -252,7 +252,7 @@ def test_which_of_these_are_phrase_becomes_a_filter() -> None:
 
 def test_filter_by_a_search_label_keeps_no_words_and_reports_the_negatives() -> None:
     a = analyse(
-        "Which of these is regulated as a dangerous good for DOT transport: Acetone, HPLC "
+        "Which of these is a dangerous good in DOT transport: Acetone, HPLC "
         "Grade; Isopropyl Alcohol 91% Lab Grade; Libman All Purpose Cleaner?",
         index=INDEX,
         ontology=ONTOLOGY,

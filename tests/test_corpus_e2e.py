@@ -84,7 +84,7 @@ def test_stated_unavailable_is_said(rag: HybridRAG) -> None:
 
 def test_cross_document_comparison_on_typed_quantities(rag: HybridRAG) -> None:
     ans = rag.ask(
-        "Which of these has the lowest flash point: n-Hexane 95% High Purity Grade; "
+        "Of these, which one has the lowest flash point: n-Hexane 95% High Purity Grade; "
         "Ethanol 140 Proof; Castor Oil Lab Grade?"
     )
     assert ans.text is not None and ans.text.startswith("n-Hexane 95% High Purity Grade")

@@ -155,14 +155,14 @@ def test_vocabulary_is_compact_and_complete(onto: TurtleOntology) -> None:
 @pytest.mark.parametrize(
     ("question", "expected"),
     [
-        ("What is the flash point of Acetone, HPLC Grade?", "flashPoint"),
-        ("What is the auto-ignition temperature of X?", "autoignitionTemperature"),
+        ("Flash point of the acetone sheet, please", "flashPoint"),
+        ("Auto-ignition temperature of X, please", "autoignitionTemperature"),
         ("What is the autoignition temp of X?", "autoignitionTemperature"),
         ("Give the UN-no of X", "unNumber"),
         ("What is the UN number of X?", "unNumber"),
         ("OSHA permissible exposure limit (TWA) for formic acid", "oshaPelTwa"),
         ("ACGIH short-term exposure limit (STEL) for methanol", "acgihTlvStel"),
-        ("What are the DOT hazard class and packing group?", "hazardClass"),
+        ("Which DOT hazard class and packing group apply?", "hazardClass"),
         ("What is the pH of bleach?", "pH"),
         ("Which materials are incompatible with bleach?", "incompatibleMaterials"),
         ("What are the odours?", "odor"),
@@ -187,7 +187,7 @@ def test_match_properties_is_fast(onto: TurtleOntology) -> None:
     onto.match_properties("warm up")
     t0 = time.perf_counter()
     for _ in range(200):
-        onto.match_properties("What are the flash point and the UN number of Denatured Ethanol?")
+        onto.match_properties("Give me the flash point and the UN number of the ethanol product")
     assert (time.perf_counter() - t0) / 200 < 0.002
 
 
@@ -204,7 +204,7 @@ def test_match_properties_is_fast(onto: TurtleOntology) -> None:
         ("If X is breathed in, what should be done?", "firstAidInhalation"),
         ("What if someone inhaled X?", "firstAidInhalation"),
         ("What should I do if X gets on my skin?", "firstAidSkin"),
-        ("How should eyes be treated after a splash?", "firstAidEyes"),
+        ("A splash got in the eyes: what to do?", "firstAidEyes"),
         ("My child swallowed X, what now?", "firstAidIngestion"),
         ("How should waste X be disposed of?", "disposalMethods"),
         ("How do I clean up a spill of X?", "spillCleanup"),

@@ -26,12 +26,7 @@ PAGES = [
     "docs/guides/testing-stores.md",
 ]
 NEEDS_A_LIVE_SERVICE = ("from openai import",)
-KNOWN_WRONG = {
-    "Of the sheets that state it, Examplon Solvent 99% has the lowest flash point (-18 °C ...": (
-        "the answer lower-cases the product name's first letter (ask/answer.py); the answer "
-        "composer refactor of issue 20 fixes it: then remove this entry"
-    ),
-}
+KNOWN_WRONG: dict[str, str] = {}  # printed line -> why it is wrong for now
 
 
 def _blocks() -> dict[str, str]:

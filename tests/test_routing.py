@@ -295,7 +295,7 @@ def test_grammar_helpers() -> None:
 
 def test_lower_explosion_limit_still_routes_when_asked(tmp_path: Path) -> None:
     a = OfflineRouter().route_sync(
-        "What are the lower and upper explosion limits of Examplon Solvent 99%?", scope=SCOPE
+        "Examplon Solvent 99%: its upper and lower explosion limits?", scope=SCOPE
     )
     assert {p.name for p in a.properties} >= {"lowerExplosionLimit", "upperExplosionLimit"}
 
@@ -320,7 +320,7 @@ NAMES_SCOPE = ScopeView(tuple(NAMES.doc_ids()), NAMES, ONTOLOGY, False, NAMES)
     ("question", "docs"),
     [
         ("What is the pH of Guaiacol?", ["guaiacol"]),
-        ("What should be done if someone swallows Lead Nitrate?", ["lead"]),
+        ("Someone swallowed Lead Nitrate: what now?", ["lead"]),
         ("Which melts higher, Lead Nitrate or Potassium Permanganate?", ["kmno4", "lead"]),
         ("What is the pH of Sodium Hydroxide 10N?", ["naoh"]),
     ],

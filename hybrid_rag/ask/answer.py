@@ -148,7 +148,7 @@ def _ranked(
     )
     missing = [p.label for p in a.subjects if p.doc_id not in best]
     if missing:  # a winner among some is no winner among all: say so first
-        text = f"Of the {_plural(a.noun)} that state it: {text}"  # names keep their case
+        text = f"Of the {_plural(a.noun)} that state it, {text}"  # names keep their case
     if others:
         text += f"; versus {others}"
     if missing:
