@@ -94,12 +94,15 @@ class Page(_Model):
 
     ``ocr`` is ``True`` when the text was read from the page image by OCR (a scanned
     page, an image file) rather than copied from the file's text: it may hold reading
-    errors.
+    errors. ``layout`` is a second reading of the page with its printed columns kept
+    apart (a short PDF's: forms, invoices, receipts), which the offline reader consults
+    for what ``text`` left unpaired; it is never chunked or quoted.
     """
 
     number: int = Field(ge=1)
     text: str
     ocr: bool = False
+    layout: str | None = None
 
 
 class Chunk(_ReadByOcr):

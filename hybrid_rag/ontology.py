@@ -325,7 +325,9 @@ class TurtleOntology:
         """Properties whose stated values may also carry this one's (``hr:readFrom``).
 
         Without the annotation, a currency is read from the numbers of its own class (the
-        amounts printed with it)."""
+        amounts printed with it); and the first date property the ontology declares for
+        the document's subject is read from the first property that identifies it (a
+        document's date printed after its number: "No. 562044387 du 02 Juillet 2015")."""
         if name in self._read_from or self.value_kind(name) != "currency":
             return self._read_from.get(name, ())
         domain = self._by_name[name].domain
@@ -561,7 +563,7 @@ def _from_graph(graph: Any, *, source: str, order: dict[str, int] | None = None)
         raise OntologyError(f"ontology {source} defines no properties")
     classes = [_class(graph, iri) for iri in sorted(class_iris) if not iri.startswith("_")]
     namespace = _namespace([p.iri for p in props])
-    return TurtleOntology(
+    onto = TurtleOntology(
         namespace=namespace,
         classes=classes,
         properties=props,
@@ -574,6 +576,26 @@ def _from_graph(graph: Any, *, source: str, order: dict[str, int] | None = None)
         prefix=_prefix(graph, namespace),
         source=source,
     )
+    _dated_by_number(onto, order or {})
+    return onto
+
+
+def _dated_by_number(onto: TurtleOntology, order: dict[str, int]) -> None:
+    """The default ``readFrom`` of the subject's first declared date property: the
+    identifier named after the subject's class ("Invoice No. 123 of 2 July 2015"), else
+    its first declared identifier."""
+    model = onto.document_model()
+    own = [p for p in onto.properties() if _local(p.domain or "") == model.subject_class]
+    own.sort(key=lambda p: order.get(p.name, 1 << 30))
+    date = next((p.name for p in own if onto.value_kind(p.name) == "date"), None)
+    cls = next((c for c in onto.classes() if c.name == model.subject_class), None)
+    words = set(_split_camel(model.subject_class or "").lower().split())
+    words |= set((cls.label if cls else "").lower().split()) | {model.document_noun.lower()}
+    ids = [p for p in own if p.name in model.identifying]
+    ids.sort(key=lambda p: not words & set(_split_camel(p.name).lower().split()))
+    ident = ids[0].name if ids else None  # the document's own number first
+    if date is not None and ident is not None and date not in onto._read_from:
+        onto._read_from[date] = (ident,)
 
 
 def _prefix(graph: Any, namespace: str) -> str:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
+from hybrid_rag.ask._wh import by_question_word
 from hybrid_rag.ask.grammar import (
     COMPARISON_WORDS,
     comparison_words,
@@ -71,6 +72,7 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     props = _with_narrower(_parts_last(props, ontology), ontology)
     text = norm(question)
     start = norm(main_clause(question))  # how the question starts, past a lead-in
+    props = by_question_word(asked, start, props, ontology, match_properties)
     terms = _filter_terms(question)
     said: str | None = None
     sections: tuple[int, ...] = ()

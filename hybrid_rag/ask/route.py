@@ -140,7 +140,7 @@ class OfflineRouter:
                 _direct(question, "out_of_scope", f"Not found: no document is about {near}."),
                 missing=(near,),
             )
-        if len(a.subjects) == 1 and pair_question(question):
+        if _mentions(a.subjects) == 1 and pair_question(question):
             other = _unknown_name(question, scope)  # "Do A and <unknown> ... the same ...?"
             if other is not None:
                 return replace(
@@ -226,6 +226,12 @@ def _known_words(question: str, scope: ScopeView, *, scoped: bool = False) -> bo
     if scoped:
         return bool(words)
     return bool(words & (_ontology_words(scope.ontology) | _subject_words(scope)))
+
+
+def _mentions(subjects: Sequence[SubjectMatch]) -> int:
+    """How many names the question gives: documents linked by the same words (an invoice
+    and its scanned copy) are one name."""
+    return len({m.matched for m in subjects})
 
 
 def _unknown_name(question: str, scope: ScopeView) -> str | None:

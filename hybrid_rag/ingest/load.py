@@ -23,7 +23,7 @@ from hybrid_rag.errors import (
 )
 from hybrid_rag.ingest.formats.image import IMAGE_SUFFIXES
 from hybrid_rag.ingest.formats.ocr import OcrOptions
-from hybrid_rag.ingest.formats.pdf import PDF_MAGIC, TextMode
+from hybrid_rag.ingest.formats.pdf import LAYOUT_PAGES, PDF_MAGIC, TextMode
 from hybrid_rag.models import Page
 
 __all__ = [
@@ -155,6 +155,7 @@ def parse_document(
     source: str,
     ocr: OcrOptions = _DEFAULT_OCR,
     pdf_text: TextMode = "plain",
+    pdf_layout_pages: int = LAYOUT_PAGES,
 ) -> LoadedDocument:
     """Parse raw bytes into pages. CPU-bound, no file or network I/O.
 
@@ -167,6 +168,9 @@ def parse_document(
             is installed).
         pdf_text: ``"plain"`` (pypdf's text order, the default) or ``"layout"``
             (pypdf's layout mode: printed columns kept apart by spaces); opt-in.
+        pdf_layout_pages: A PDF of at most this many pages is also read in layout mode
+            (``Page.layout``), which the offline reader consults for labels and values
+            the plain text order separated (forms, invoices, receipts); ``0``: never.
 
     Raises:
         UnsupportedFormatError: Unknown suffix.
@@ -179,7 +183,7 @@ def parse_document(
     media_type = media_type_of(name, data)
     if not data.strip():
         raise EmptyDocumentError(f"{name}: empty file")
-    pages, warnings = _pages(data, name, media_type, ocr, pdf_text)
+    pages, warnings = _pages(data, name, media_type, ocr, (pdf_text, pdf_layout_pages))
     if not any(p.text.strip() for p in pages):
         what = {"application/pdf": "scanned or image-only PDF?"}.get(media_type, "blank")
         if media_type.startswith("image/"):
@@ -196,13 +200,13 @@ def parse_document(
 
 
 def _pages(
-    data: bytes, name: str, media_type: str, ocr: OcrOptions, pdf_text: TextMode
+    data: bytes, name: str, media_type: str, ocr: OcrOptions, pdf: tuple[TextMode, int]
 ) -> tuple[list[Page], list[str]]:
     """The pages and warnings of the reader for ``media_type``."""
     if media_type == "application/pdf":
         from hybrid_rag.ingest.formats.pdf import pdf_pages
 
-        return pdf_pages(data, name, ocr=ocr, text_mode=pdf_text)
+        return pdf_pages(data, name, ocr=ocr, text_mode=pdf[0], layout_pages=pdf[1])
     if media_type.startswith("image/"):
         from hybrid_rag.ingest.formats.image import image_pages
 

@@ -81,8 +81,17 @@ def _captured_pypdf_logs() -> Iterator[list[str]]:
         _capture.sink = None
 
 
+LAYOUT_PAGES = 3
+"""PDFs of at most this many pages are also read in layout mode (``Page.layout``)."""
+
+
 def pdf_pages(
-    data: bytes, name: str, *, ocr: OcrOptions, text_mode: TextMode = "plain"
+    data: bytes,
+    name: str,
+    *,
+    ocr: OcrOptions,
+    text_mode: TextMode = "plain",
+    layout_pages: int = LAYOUT_PAGES,
 ) -> tuple[list[Page], list[str]]:
     """Every page of a PDF (1-based, empty pages kept) and the parse's warnings.
 
@@ -92,6 +101,10 @@ def pdf_pages(
         ocr: When and how pages without a text layer are OCR'd.
         text_mode: ``"plain"`` (pypdf's default order) or ``"layout"`` (pypdf's
             layout mode, which keeps printed columns apart with spaces).
+        layout_pages: A plain-text PDF of at most this many pages is also read in
+            layout mode, into ``Page.layout`` (forms and invoices print labels and
+            values in columns that the plain order scrambles); ``0``: never. Costs about
+            one more text extraction of those pages.
 
     Raises:
         EncryptedDocumentError: A password is needed, or AES support is missing.
@@ -110,6 +123,7 @@ def pdf_pages(
             texts = [
                 _page_text(page, i, name, logs, text_mode) for i, page in enumerate(reader.pages, 1)
             ]
+            layouts = _layouts(reader, name, texts, text_mode, layout_pages)
             imaged = {
                 i
                 for i, (page, text) in enumerate(zip(reader.pages, texts, strict=True), 1)
@@ -125,8 +139,25 @@ def pdf_pages(
     if not texts:
         raise EmptyDocumentError(f"{name}: PDF has no pages")
     warnings = [f"{name}: pypdf: {m[:200]}" for m in dict.fromkeys(logs)]
-    pages = [Page(number=i, text=t) for i, t in enumerate(texts, 1)]
+    pages = [
+        Page(number=i, text=t, layout=lay)
+        for i, (t, lay) in enumerate(zip(texts, layouts, strict=True), 1)
+    ]
     return _with_ocr(data, name, pages, sorted(imaged), ocr, warnings), warnings
+
+
+def _layouts(
+    reader: Any, name: str, texts: list[str], mode: TextMode, most: int
+) -> list[str | None]:
+    """Each page's layout-mode text, for a short plain-text PDF; ``None`` otherwise (and
+    for a page whose layout reading fails or has no text: its plain text stands)."""
+    if mode != "plain" or not 0 < len(texts) <= most:
+        return [None] * len(texts)
+    out: list[str | None] = []
+    for i, (page, text) in enumerate(zip(reader.pages, texts, strict=True), 1):
+        laid = _page_text(page, i, name, [], "layout") if text.strip() else ""
+        out.append(laid if laid.strip() else None)
+    return out
 
 
 def _has_image(page: Any) -> bool:

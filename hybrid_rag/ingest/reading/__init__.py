@@ -13,8 +13,9 @@ adds what only one kind of document prints (the SDS pack's hazard classes).
 Every fact carries a ``quote`` that is an exact substring of its page's text.
 Extraction is linear in the text. The modules of this package, one job each:
 ``_labels`` (the compiled ontology), ``_values`` (typed values), ``_scan`` (the page
-scan), ``_tables``, ``_names`` (the subject), ``_derive`` (values read from others,
-chunk ids), ``pack`` (the seam).
+scan), ``_tables``, ``_parts`` (line items), ``_layout`` (a second reading of a short
+PDF's laid-out text for what the plain reading missed), ``_names`` (the subject),
+``_derive`` (values read from others, chunk ids), ``pack`` (the seam).
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ from hybrid_rag.ingest.reading._derive import (
     _with_chunks,
 )
 from hybrid_rag.ingest.reading._labels import _compile
+from hybrid_rag.ingest.reading._layout import fill_from_layout
 from hybrid_rag.ingest.reading._names import _names
+from hybrid_rag.ingest.reading._parts import settle_subject_columns
 from hybrid_rag.ingest.reading._scan import _scan_page
 from hybrid_rag.ingest.reading._state import _State
 from hybrid_rag.ingest.reading._values import is_unavailable, parse_quantity
@@ -86,7 +89,9 @@ def extract_offline(
     state = _State(_compile(ontology), pack=reader)
     for page in pages:
         _scan_page(state, page)
+    settle_subject_columns(state)
     _derive(state)
+    fill_from_layout(state, pages)
     _found_by_pattern(state, pages)
     _printed_currency(state, pages)
     _in_currency(state)

@@ -44,7 +44,8 @@ def _found_by_pattern(state: _State, pages: Sequence[Page]) -> None:
     page 1 (an issuer's name by its legal form, "Coolblue B.V."), for properties no label
     gave a value: of the short lines that hold it, the one whose first word the page
     repeats most (a letterhead's name recurs in its footer; a recipient's address does
-    not), up to the pattern's end."""
+    not), up to the pattern's end. A pattern with a group named ``value`` gives that
+    group as the value and its line as the quote (a payment scheme named in a sentence)."""
     if not pages:
         return
     page = pages[0]
@@ -52,18 +53,20 @@ def _found_by_pattern(state: _State, pages: Sequence[Page]) -> None:
     for prop in state.comp.props.values():
         if prop.find is None or any(f.prop == prop.name for f in state.facts):
             continue
-        found: list[tuple[int, int, str]] = []
+        found: list[tuple[int, int, str, str]] = []
         for k, line in enumerate(page.text.splitlines()):
             m = prop.find.search(line)
             if m is None or len(line.strip()) > _SHORT_LINE:
                 continue
-            value = line[: m.end()].strip(" -:,;")
+            named = m.groupdict().get("value")
+            value = named if named is not None else line[: m.end()].strip(" -:,;")
+            quote = line.strip() if named is not None else value
             words = re.findall(r"[^\W\d_]{3,}", value)
-            if value and words and value in page.text:
-                found.append((-low.count(words[0].lower()), k, value))
+            if value and words and quote in page.text:
+                found.append((-low.count(words[0].lower()), k, value, quote))
         if found:
-            value = min(found)[2]
-            state.add(ExtractedFact(prop.name, value, value, page.number))
+            _n, _k, value, quote = min(found)
+            state.add(ExtractedFact(prop.name, value, quote, page.number))
 
 
 def _printed_currency(state: _State, pages: Sequence[Page]) -> None:

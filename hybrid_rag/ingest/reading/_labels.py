@@ -45,7 +45,8 @@ _CACHE: dict[int, tuple[Ontology, _Compiled]] = {}
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 
-_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789%")
+"""The characters a label is matched on: letters, digits and "%" ("Tax (%)" is no "Tax #")."""
 
 
 def _compile(ontology: Ontology) -> _Compiled:
@@ -122,7 +123,7 @@ def _guess_kind(unit: str | None) -> str:
     return "number" if unit else "text"
 
 
-_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+_NOT_ALNUM = re.compile(r"[^a-z0-9%]+")
 
 
 def _squash(text: str) -> str:

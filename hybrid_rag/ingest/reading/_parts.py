@@ -2,11 +2,11 @@
 
 An invoice's line items sit under a header such as "Artikel Aantal Prijs per stuk BTW
 Prijs incl. BTW": two or more labels of one part class's properties (a column whose
-label belongs to no part property is kept as a column that takes its cell and keeps
-nothing). Each row below is read from its right end: one cell per value column (an
-amount with its currency, a percentage, a number), right to left; what is left at the
-row's start is the text column (the item's description). A row is one part: its facts
-share a part number. Lines that are no row (a serial number under an item) are
+label belongs to a property of the subject takes its cell for the subject, see
+``settle_subject_columns``). Each row below is read from its right end: one cell per
+value column (an amount with its currency, a percentage, a number), right to left;
+what is left at the row's start is the text column (the item's description). A row is
+one part: its facts share a part number. Lines that are no row (a serial number under an item) are
 skipped; a line starting with a label of the subject's own properties ("Total"), or a
 few lines without a row, end the table.
 """
@@ -35,7 +35,8 @@ _TEXTUAL = ("text", "identifier")
 
 def part_header(state: _State, line: str) -> list[str | None]:
     """The columns of a part table's header row, or ``[]`` when ``line`` is none: each
-    column a part property, or ``None`` for a label of another property."""
+    column a part property, or a property of the subject ("Tax (%)" among the columns of
+    the line items: see ``settle_subject_columns``)."""
     cols: list[str | None] = []
     covered = 0
     i = 0
@@ -50,7 +51,7 @@ def part_header(state: _State, line: str) -> list[str | None]:
             continue
         names, end = hits[0]
         part = next((n for n in names if state.comp.props[n].part), None)
-        cols.append(part)
+        cols.append(part or names[0])
         if part is not None:
             cls = state.comp.props[part].part or ""
             classes[cls] = classes.get(cls, 0) + 1
@@ -98,16 +99,34 @@ def part_row(state: _State, page: Page, line: str, start: int) -> bool:
         if name is None:
             continue
         fact = _make_fact(state.comp.props[name], value, quote, page.number)
-        if fact is not None:
+        if fact is None:
+            continue
+        if state.comp.props[name].part is None:
+            state.column_cells.setdefault(name, []).append(fact)
+        else:
             state.add(replace(fact, part=state.parts))
     return True
+
+
+def settle_subject_columns(state: _State) -> None:
+    """A column of the part table that a property of the subject heads gives the subject's
+    value when every row says the same (one tax rate on every line) and nothing else gave
+    one; rows that disagree (two VAT rates) give none."""
+    for name, cells in state.column_cells.items():
+        if any(f.prop == name for f in state.facts) or not cells:
+            continue
+        if len({_squash(f.value) for f in cells}) == 1:
+            state.add(cells[0])
+    state.column_cells = {}
 
 
 _LEFT_CELL = re.compile(r"([-−]?\d[\d.,']*)\s+(?=\S)")
 
 
 def _text_column(state: _State, col: str | None) -> bool:
-    return col is not None and state.comp.props[col].kind in _TEXTUAL
+    if col is None or state.comp.props[col].part is None:
+        return False
+    return state.comp.props[col].kind in _TEXTUAL
 
 
 _CENTS = re.compile(r"[-−]?\d{1,6}[.,]\d{2}")

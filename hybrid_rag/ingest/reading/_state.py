@@ -29,6 +29,7 @@ class _State:
     part_columns: list[str | None] = field(default_factory=list)  # a part table's header
     part_misses: int = 0  # lines since the last row of the part table
     parts: int = 0  # parts (table rows) read so far
+    column_cells: dict[str, list[ExtractedFact]] = field(default_factory=dict)  # subject's
 
     def knows(self, prop: str) -> bool:
         """Whether the ontology defines ``prop`` (the ``Reading`` seam)."""

@@ -1,0 +1,82 @@
+"""A second reading of a page as laid out in print, for what the plain reading missed.
+
+Plain PDF text follows the content stream, which on forms and invoices often separates a
+label from its value ("Kundennr.30064443" where the page prints "Rechnungsnr. 30064443",
+a table header spread over three lines). A short PDF also carries its layout-mode text
+(``Page.layout``: printed columns kept apart by runs of spaces). That text is read the
+same way; a property the plain reading found no value for takes the value found there,
+cut at the first wide gap (the next column), when the plain text prints that value too
+and, for a number or a date, when it parses as one.
+The quote is always the plain text's: the line holding the value, or the value alone
+when that line carries another property's label. Repeated parts (line items) are not
+taken from the second reading: their rows would not match the plain reading's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from hybrid_rag.ingest.reading._state import _State
+from hybrid_rag.ingest.reading._values import _make_fact
+from hybrid_rag.types import ExtractedFact
+
+if TYPE_CHECKING:
+    from hybrid_rag.models import Page as _Page
+
+__all__ = ["fill_from_layout"]
+
+_GAP = re.compile(r"\s{3,}")
+_LONG_LINE = 160
+
+
+def fill_from_layout(state: _State, pages: Sequence[_Page]) -> None:
+    """Add to ``state`` the values the layout reading of ``pages`` finds for properties
+    ``state`` has no value of."""
+    from hybrid_rag.ingest.reading._derive import _derive
+    from hybrid_rag.ingest.reading._parts import settle_subject_columns
+    from hybrid_rag.ingest.reading._scan import _scan_page
+    from hybrid_rag.models import Page
+
+    laid = [Page(number=p.number, text=p.layout) for p in pages if p.layout]
+    if not laid:
+        return
+    second = _State(state.comp, pack=state.pack)
+    for page in laid:
+        _scan_page(second, page)
+    settle_subject_columns(second)
+    _derive(second)
+    have = {f.prop for f in state.facts} | {f.prop for f in state.later}
+    plain = {p.number: p.text for p in pages}
+    for fact in second.result():
+        if fact.prop in have or fact.part is not None or fact.object_label is not None:
+            continue
+        moved = _in_plain_text(state, fact, plain.get(fact.page, ""))
+        if moved is not None:
+            state.add(moved)
+
+
+def _in_plain_text(state: _State, fact: ExtractedFact, text: str) -> ExtractedFact | None:
+    """``fact`` with its value cut at the next column and quoted from the plain text, or
+    ``None`` when the plain text does not print the value."""
+    value = _GAP.split(fact.value.strip(), maxsplit=1)[0].strip()
+    at = text.find(value) if value else -1
+    if at < 0:
+        return None
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    line = text[start : end if end >= 0 else len(text)].strip()
+    quote = line if len(line) <= _LONG_LINE and not _other_label(state, fact.prop, line) else value
+    moved = _make_fact(state.comp.props[fact.prop], value, quote, fact.page)
+    typed = state.comp.props[fact.prop].kind in ("number", "date")
+    if moved is None or (typed and moved.number is None) or moved.status != "stated":
+        return None  # a second reading gives only what it reads the ontology's way
+    return moved
+
+
+def _other_label(state: _State, prop: str, line: str) -> bool:
+    """Whether ``line`` carries a label of a property other than ``prop``."""
+    from hybrid_rag.ingest.reading._inline import label_spans
+
+    return any(name != prop for _s, _e, name in label_spans(state, line))
