@@ -95,7 +95,7 @@ def test_function_llm_streams_and_checks_json() -> None:
     pieces = anyio.run(collect)
     assert len(pieces) == 4 and "".join(pieces) == "flash point -20 °C"
     schema = {"type": "object"}
-    with pytest.raises(LLMError, match="not JSON"):
+    with pytest.raises(LLMError, match="not a JSON object"):
         anyio.run(lambda: llm.complete(msgs, json_schema=schema))
     assert llm.json_schemas[-1] == schema
     ok = FunctionLLM(lambda messages: '{"a": 1}')

@@ -77,7 +77,7 @@ def test_json_schema_without_structured_output_support_goes_in_the_prompt() -> N
     schema = {"type": "object", "properties": {"value": {"type": "number"}}}
     done = anyio.run(lambda: llm.complete(USER, json_schema=schema))
     assert json.loads(done.text) == {"value": -20}
-    with pytest.raises(LLMError, match="not JSON"):
+    with pytest.raises(LLMError, match="not a JSON object"):
         anyio.run(lambda: llm.complete(USER, json_schema=schema, temperature=0.2))
 
 

@@ -117,7 +117,7 @@ class Supervisor:
         history: History | None,
     ) -> Answer:
         """The ``Answer``; bad arguments raise ``InputError``."""
-        from hybrid_rag.providers._usage import combine_usage, track_usage
+        from hybrid_rag._usage import combine_usage, track_usage
 
         with track_usage() as meter:
             answer = await self._answer(
@@ -218,7 +218,7 @@ class Supervisor:
         doc_list = check_docs(docs)
         scope, scoped = await self._scope(doc_list)
         view = await self.parts.workers.run(lambda: self._view(scope, scoped))
-        from hybrid_rag.providers._usage import track_usage
+        from hybrid_rag._usage import track_usage
 
         with track_usage() as routing:  # an LLM router's calls count in Answer.usage
             analysis = await self.parts.router.route(question, scope=view, history=turns)

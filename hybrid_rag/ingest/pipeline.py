@@ -50,7 +50,7 @@ from hybrid_rag.ingest.load import LoadedDocument, parse_document
 from hybrid_rag.ingest.triples import build_triples
 from hybrid_rag.models import Chunk, DocumentInfo, IngestReport, PreparedDocument, Usage
 from hybrid_rag.protocols import Catalog, Embedder, Extractor, GraphStore, Ontology, VectorStore
-from hybrid_rag.providers._usage import combine_usage, track_usage
+from hybrid_rag._usage import combine_usage, track_usage
 from hybrid_rag.rdf import Triple
 
 __all__ = [

@@ -49,7 +49,7 @@ def _config(model: str, messages: Sequence[ChatMessage], params: Mapping[str, An
 
     kinds = {"system": SystemMessage, "user": UserMessage, "assistant": AssistantMessage}
     template = Template(messages=[kinds[m.role](m.content) for m in messages])
-    if "response_format" in params:
+    if params.get("response_format", {}).get("type") == "json_schema":
         from gen_ai_hub.orchestration.models.response_format import ResponseFormatJsonSchema
 
         spec = params["response_format"]["json_schema"]
