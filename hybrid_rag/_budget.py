@@ -90,4 +90,7 @@ def open_budget(seconds: float, *, max_calls: int | None = DEFAULT_MAX_CALLS) ->
     try:
         yield budget
     finally:
-        _ACTIVE.reset(token)
+        try:
+            _ACTIVE.reset(token)
+        except ValueError:  # an async generator resumed in another context (a stream)
+            _ACTIVE.set(None)

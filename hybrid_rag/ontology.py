@@ -121,6 +121,8 @@ class TurtleOntology:
             when the value is lower (``msds:lowerWhenMore``: "acidic" for the pH,
             "toxic" for an LD50).
         source: where the definitions came from, for error messages.
+        prefix: the short name of ``namespace`` in prompts; default the prefix the
+            Turtle file binds to it, else one made from the namespace.
     """
 
     def __init__(
@@ -135,10 +137,12 @@ class TurtleOntology:
         narrower: dict[str, tuple[str, ...]] | None = None,
         lower_when_more: dict[str, tuple[str, ...]] | None = None,
         source: str = "<memory>",
+        prefix: str | None = None,
     ) -> None:
         if not properties:
             raise OntologyError(f"ontology {source} defines no properties")
         self._namespace = namespace
+        self._prefix = prefix or _prefix_of(namespace)
         self._classes = list(classes)
         self._props = list(properties)
         self._by_name = {p.name: p for p in self._props}
@@ -187,6 +191,11 @@ class TurtleOntology:
         return cls.from_turtle(text, source=str(p))
 
     # ------------------------------------------------------------ protocol
+
+    @property
+    def prefix(self) -> str:
+        """The short name of the namespace in prompts (the Turtle file's own prefix)."""
+        return self._prefix
 
     @property
     def namespace(self) -> str:
@@ -241,17 +250,18 @@ class TurtleOntology:
 
     def vocabulary(self) -> str:
         """A compact listing of classes and properties for LLM prompts."""
-        lines = [f"PREFIX msds: <{self._namespace}>", "Classes:"]
+        pre = self._prefix
+        lines = [f"PREFIX {pre}: <{self._namespace}>", "Classes:"]
         for c in self._classes:
-            lines.append(f"  msds:{c.name} - {c.label}" + (f": {c.comment}" if c.comment else ""))
+            lines.append(f"  {pre}:{c.name} - {c.label}" + (f": {c.comment}" if c.comment else ""))
         lines.append("Object properties (subject -> object):")
         for p in self._props:
             if p.kind == "object":
-                lines.append("  " + _describe(p))
+                lines.append("  " + _describe(p, pre))
         lines.append("Datatype properties (literal values):")
         for p in self._props:
             if p.kind == "datatype":
-                lines.append("  " + _describe(p))
+                lines.append("  " + _describe(p, pre))
         return "\n".join(lines)
 
     # ------------------------------------------------------------ extras
@@ -387,10 +397,10 @@ def _safe_iri(value: str) -> bool:
     return bool(_SAFE_LOCAL.fullmatch(local))
 
 
-def _describe(p: PropertyDef) -> str:
+def _describe(p: PropertyDef, prefix: str) -> str:
     dom = p.domain.rsplit("#", 1)[-1] if p.domain else "?"
     rng = p.range.rsplit("#", 1)[-1] if p.range else "?"
-    text = f'msds:{p.name} ({dom} -> {rng}) "{p.label}"'
+    text = f'{prefix}:{p.name} ({dom} -> {rng}) "{p.label}"'
     if p.unit:
         text += f" [unit {p.unit}]"
     if p.alt_labels:
@@ -437,8 +447,10 @@ def _from_graph(graph: Any, *, source: str) -> TurtleOntology:
         raise OntologyError(f"ontology {source} defines no properties")
     classes = [_class(graph, iri) for iri in sorted(class_iris) if not iri.startswith("_")]
     namespace = _namespace([p.iri for p in props])
+    bound = [str(pre) for pre, ns in graph.namespaces() if str(ns) == namespace and str(pre)]
     return TurtleOntology(
         namespace=namespace,
+        prefix=bound[0] if bound else None,
         classes=classes,
         properties=props,
         annotations=annotations,
@@ -448,6 +460,12 @@ def _from_graph(graph: Any, *, source: str) -> TurtleOntology:
         lower_when_more=inverse,
         source=source,
     )
+
+
+def _prefix_of(namespace: str) -> str:
+    """A prefix made from a namespace: its last word (``.../invoice#`` -> ``invoice``)."""
+    words = re.findall(r"[A-Za-z][A-Za-z0-9]*", namespace.rstrip("#/").rsplit("/", 1)[-1])
+    return (words[-1].lower() if words else "ns")[:16]
 
 
 def _namespace(iris: Iterable[str]) -> str:

@@ -15,11 +15,12 @@ from typing import Literal
 
 import anyio
 
+from hybrid_rag import _budget
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.answer import Composed, compose_extractive, synthesis_messages
 from hybrid_rag.ask.conflicts import conflict_note, find_conflicts, involving
 from hybrid_rag.ask.grounding import Grounding, check_grounding, renumber
-from hybrid_rag.errors import HybridRAGError, InputError
+from hybrid_rag.errors import HybridRAGError, InputError, LLMTimeoutError
 from hybrid_rag.models import ChainError, ChatMessage, Evidence, Fact, Passage, Usage
 from hybrid_rag.protocols import LLMProvider
 
@@ -112,15 +113,21 @@ class AnswerComposer:
             The synthesis, or a ``ChainError`` (kind ``llm`` or
             ``timeout``) that the supervisor reports while serving the extractive answer.
         """
+        skipped = _no_call_left()
+        if skipped is not None:
+            return skipped
         messages, evidence = synthesis_messages(question, facts, passages, draft=draft)
         done = None
-        with anyio.move_on_after(max(1.0, deadline - time.perf_counter())):
+        left = max(1.0, deadline - time.perf_counter())
+        with anyio.move_on_after(left):
             try:
                 done = await llm.complete(messages, max_tokens=self.synthesis_max_tokens)
+            except LLMTimeoutError as exc:
+                return ChainError(chain="synthesis", kind="timeout", message=_out_of_time(exc))
             except HybridRAGError as exc:
                 return ChainError(chain="synthesis", kind="llm", message=str(exc))
         if done is None:
-            return ChainError(chain="synthesis", kind="timeout", message="time budget spent")
+            return ChainError(chain="synthesis", kind="timeout", message=_out_of_time(left))
         used = Usage(
             llm_calls=1, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens
         )
@@ -142,6 +149,10 @@ class AnswerComposer:
         ``ChainError`` when the call failed or ran out of time
         (pieces already yielded are then superseded by the extractive answer).
         """
+        skipped = _no_call_left()
+        if skipped is not None:
+            yield skipped
+            return
         messages, evidence = synthesis_messages(question, facts, passages, draft=draft)
         pieces: list[str] = []
         failure: ChainError | None = None
@@ -172,14 +183,40 @@ async def _next_piece(
     it: AsyncIterator[str], deadline: float
 ) -> tuple[str | None, ChainError | None]:
     """The next piece (``None`` at the end) or why there is none, within the deadline."""
-    with anyio.move_on_after(max(0.0, deadline - time.perf_counter())):
+    left = max(0.0, deadline - time.perf_counter())
+    with anyio.move_on_after(left):
         try:
             return await it.__anext__(), None
         except StopAsyncIteration:
             return None, None
+        except LLMTimeoutError as exc:
+            return None, ChainError(chain="synthesis", kind="timeout", message=_out_of_time(exc))
         except HybridRAGError as exc:
             return None, ChainError(chain="synthesis", kind="llm", message=str(exc))
-    return None, ChainError(chain="synthesis", kind="timeout", message="time budget spent")
+    return None, ChainError(chain="synthesis", kind="timeout", message=_out_of_time(left))
+
+
+def _out_of_time(cause: float | LLMTimeoutError) -> str:
+    """Why a synthesis was cut, for ``Answer.errors``."""
+    if isinstance(cause, LLMTimeoutError):
+        return f"{cause}; the extractive answer is served"
+    return (
+        f"the model ran out of time: no complete reply within the {cause:.1f} s left of the "
+        "question's budget (ask(..., timeout=...) sets it); the extractive answer is served"
+    )
+
+
+def _no_call_left() -> ChainError | None:
+    """A ``ChainError`` when the question has no model call left for its answer."""
+    budget = _budget.current()
+    if budget is None or budget.take_call():
+        return None
+    return ChainError(
+        chain="synthesis",
+        kind="no_call_left",
+        message=f"the question's {budget.max_calls} model calls were spent before the "
+        "answer; the extractive answer is served",
+    )
 
 
 def _grounded(

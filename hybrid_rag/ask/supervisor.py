@@ -26,6 +26,8 @@ from typing import Any, Literal
 
 import anyio
 
+from hybrid_rag import _budget
+from hybrid_rag._budget import open_budget
 from hybrid_rag._workers import Workers
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView
 from hybrid_rag.ask.compose import AnswerComposer, Synthesis
@@ -119,10 +121,11 @@ class Supervisor:
         """The ``Answer``; bad arguments raise ``InputError``."""
         from hybrid_rag._usage import combine_usage, track_usage
 
-        with track_usage() as meter:
+        with track_usage() as meter, open_budget(self.parts.timeout) as budget:
             answer = await self._answer(
                 question, docs=docs, mode=mode, top_k=top_k, history=history
             )
+        answer = _with_notes(answer, budget)
         usage = combine_usage(meter.usage, answer.usage)
         return answer.model_copy(update={"usage": usage}) if usage != answer.usage else answer
 
@@ -170,6 +173,18 @@ class Supervisor:
         ``Answer`` has passed the grounding check: when the streamed text fails it, the
         ``Answer`` carries the extractive text and a ``synthesis`` error saying why.
         """
+        with open_budget(self.parts.timeout) as budget:
+            async for part in self._stream(question, docs, mode, top_k, history):
+                yield _with_notes(part, budget) if isinstance(part, Answer) else part
+
+    async def _stream(
+        self,
+        question: str,
+        docs: Iterable[str] | None,
+        mode: AskMode,
+        top_k: int | None,
+        history: History | None,
+    ) -> AsyncIterator[str | Answer]:
         found = await self._gather(question, docs=docs, mode=mode, top_k=top_k, history=history)
         if isinstance(found, Answer):
             if found.text:
@@ -262,7 +277,9 @@ class Supervisor:
         out: dict[str, Any] = {}
         timings: dict[str, float] = {}
 
-        budget = p.timeout - 1
+        left = _budget.current()
+        # what routing left of the question's budget, less 1 s kept for writing the answer
+        budget = max(1.0, (left.left() if left is not None else p.timeout) - 1)
         deadline = time.monotonic() + budget  # the KG chain stops its LLM-written queries here
 
         async def bounded(name: Literal["kg", "vector"], run: Callable[[], Awaitable[Any]]) -> None:
@@ -270,7 +287,7 @@ class Supervisor:
             with anyio.move_on_after(budget) as cs:  # store calls in the chains are abandoned
                 out[name] = await run()
             if cs.cancelled_caught:
-                err = ChainError(chain=name, kind="timeout", message=f"over {budget} s")
+                err = ChainError(chain=name, kind="timeout", message=f"over {budget:.1f} s")
                 out[name] = (KGResult if name == "kg" else VectorResult)(errors=[err])
             timings[f"{name}_ms"] = _ms(t)
 
@@ -381,7 +398,10 @@ def _with_synthesis(answer: Answer, synth: Synthesis | ChainError | None) -> Ans
     if synth is None:
         return answer
     if isinstance(synth, ChainError):
-        return answer.model_copy(update={"errors": [*answer.errors, synth]})
+        cut = Usage(llm_calls=1) if synth.kind == "timeout" else Usage()  # it was sent
+        return answer.model_copy(
+            update={"errors": [*answer.errors, synth], "usage": answer.usage + cut}
+        )
     errors = list(answer.errors)
     g = synth.grounding
     if g is not None and g.dangling:
@@ -420,6 +440,14 @@ def _with_synthesis(answer: Answer, synth: Synthesis | ChainError | None) -> Ans
             "abstention": None,
         }
     )
+
+
+def _with_notes(answer: Answer, budget: _budget.Budget) -> Answer:
+    """``answer`` with the stages the budget cut or skipped in its errors (once each)."""
+    notes = [n for n in budget.notes if n not in answer.errors]
+    if not notes:
+        return answer
+    return answer.model_copy(update={"errors": [*answer.errors, *notes]})
 
 
 def _catalogued(found: VectorResult, scope: Sequence[str]) -> bool:

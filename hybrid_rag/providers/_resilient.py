@@ -48,7 +48,7 @@ from tenacity import (
 
 from hybrid_rag import _budget
 from hybrid_rag._usage import UsageMeter, record_usage
-from hybrid_rag.errors import ConfigurationError, LLMError
+from hybrid_rag.errors import ConfigurationError, LLMError, LLMTimeoutError
 from hybrid_rag.models import Completion, Usage
 from hybrid_rag.providers._cache import ResponseCache, as_cache, cache_key
 
@@ -85,8 +85,8 @@ class ShapeRejected(LLMError):
     """The server said the request's shape is invalid (not worth retrying as it was)."""
 
 
-class CutCall(LLMError):
-    """A call cut by its timeout or by the question's time budget."""
+CutCall = LLMTimeoutError
+"""A call cut by its timeout or by the question's time budget."""
 
 
 def rejects_shape(exc: BaseException | None) -> bool:
