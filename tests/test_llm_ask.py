@@ -189,10 +189,20 @@ def test_empty_result_gets_one_broadened_retry_then_stops(rag: HybridRAG) -> Non
 
 def test_grounding_removes_dangling_markers_and_flags_unknown_numbers() -> None:
     g = check_grounding("It is -20 °C [1][7], see [2].", ["Flash point: -20 °C", "pH 7"])
-    assert g.dangling == (7,) and g.text == "It is -20 °C [1], see [2]." and g.ok
+    assert g.dangling == (7,) and g.text == "It is -20 °C, see [1] [2]." and g.ok
     bad = check_grounding("It boils at 56 °C and flashes at -20 °F [1].", ["Flash -20 °C"])
     assert bad.unsupported == ("56 °C", "-20 °F") and not bad.ok
-    assert check_grounding("CAS 67-64-1, H225 [1].", ["other"]).ok  # identifiers, not numbers
+    ids = check_grounding("CAS 67-64-1, H225 [1].", ["CAS no. 67-64-1 (H225)"])
+    assert ids.ok and not ids.unsupported  # identifiers are names, found in the source
+    assert not check_grounding("CAS 67-64-1, H225 [1].", ["other"]).ok  # names in no source
+    listed = check_grounding(
+        "1. Rinse with water.\n2. Call a doctor.", ["Rinse with water. Call a doctor."]
+    )
+    assert listed.ok and listed.text == "1. Rinse with water [1].\n2. Call a doctor [1]."
+    unmarked = check_grounding("Examplon melts at 5 °C.", ["a", "Melting point: 5 °C (Examplon)"])
+    assert unmarked.ok and unmarked.text == "Examplon melts at 5 °C [2]." and unmarked.added == 1
+    wrong = check_grounding("It melts at 5 °C [1].", ["Boils at 80 °C", "Melting point 5 °C"])
+    assert wrong.text == "It melts at 5 °C [2]."  # the library's marker, not the model's
     assert renumber("a [3] b [1] c [3]", [3, 1]) == "a [1] b [2] c [1]"
 
 

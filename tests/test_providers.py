@@ -263,8 +263,7 @@ SCHEMA = {
 
 def _formats(server: FakeLLMServer) -> list[str | None]:
     return [
-        (c.body.get("response_format") or {}).get("type")
-        for c in server.calls("/chat/completions")
+        (c.body.get("response_format") or {}).get("type") for c in server.calls("/chat/completions")
     ]
 
 

@@ -41,6 +41,8 @@ class Synthesis:
     citations: tuple[Evidence, ...]
     usage: Usage
     grounding: Grounding | None = None
+    cited_texts: tuple[str, ...] = ()
+    """The text of each cited source as the model saw it, in ``citations`` order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +232,8 @@ def _grounded(
     sources = _source_texts(messages[-1].content, evidence)
     g = check_grounding(text, sources, question=question)
     cites = tuple(evidence[n - 1] for n in g.cited)
-    return Synthesis(renumber(g.text, g.cited), cites, used, g)
+    seen = tuple(sources[n - 1] for n in g.cited)
+    return Synthesis(renumber(g.text, g.cited), cites, used, g, seen)
 
 
 def _inline(e: Evidence) -> str:

@@ -7,7 +7,9 @@ confident, no model is called (the template fast path):
 * it links at least one document's subject and names a property or has a clear intent
   (``min``/``max``/``filter``/``same``/``procedure``).
 
-Otherwise one structured call reads the question. Its prompt lists only what the question
+Otherwise, and also when the question was found out of scope only because a name it
+gives did not link while a document of the scope shares most of that name's words, one
+structured call reads the question. Its prompt lists only what the question
 can touch (the documents whose names share words with it, the properties it names or
 whose labels share its words: ``routing_prompt``), and its JSON schema admits only those
 ids and names and the router's intents, so the analysis is of the same type and obeys the
@@ -170,7 +172,7 @@ class LLMRouter:
         notes why (``Answer.errors``, ``chain="routing"``).
         """
         first = await self._fallback.route(question, scope=scope, history=history)
-        if is_confident(first):
+        if is_confident(first) and not _unlinked_name(question, first, scope):
             return first
         budget = _budget.current()
         if budget is not None and not budget.take_call(reserve=1):
@@ -197,6 +199,15 @@ class LLMRouter:
             log.warning("llm router: keeping the offline analysis: %s", str(exc)[:200])
             return first
         return _analysis(question, routing, scope, first)
+
+
+def _unlinked_name(question: str, a: QuestionAnalysis, scope: ScopeView) -> bool:
+    """An out-of-scope reading that rests on a name the rules could not link, while a
+    document of the scope shares most of that name's words: the model may read it."""
+    if a.intent != "out_of_scope" or not a.missing:
+        return False
+    words = set(tokens(" ".join(a.missing))) - STOPWORDS
+    return any(scope.products.share(d, words) >= 0.5 for d in scope.doc_ids)
 
 
 def routing_prompt(

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 import uuid
@@ -41,6 +42,7 @@ from hybrid_rag.models import (
     AskMode,
     ChainError,
     ChatMessage,
+    Fact,
     Usage,
 )
 from hybrid_rag.protocols import (
@@ -52,6 +54,7 @@ from hybrid_rag.protocols import (
     QuestionRouter,
     VectorStore,
 )
+from hybrid_rag.text import norm
 
 __all__ = ["AskParts", "History", "ProductIndexCache", "Supervisor", "check_docs"]
 
@@ -156,7 +159,7 @@ class Supervisor:
             synth = await self.parts.composer.synthesise(
                 llm, found.analysis.question, facts, passages, draft=None, deadline=found.deadline
             )
-        return _finish(_with_synthesis(box[0], synth), found)
+        return _finish(_with_synthesis(box[0], synth, found.analysis), found)
 
     async def stream(
         self,
@@ -211,7 +214,7 @@ class Supervisor:
             else:
                 synth = part
         answer = await self.parts.workers.run(lambda: self._extractive(found))
-        answer = _with_synthesis(answer, synth)
+        answer = _with_synthesis(answer, synth, found.analysis)
         if first is not None:
             ms = {**answer.timings, "first_token_ms": _ms(found.t_chains, first)}
             answer = answer.model_copy(update={"timings": ms})
@@ -388,11 +391,16 @@ class _Found:
     routing: Usage
 
 
-def _with_synthesis(answer: Answer, synth: Synthesis | ChainError | None) -> Answer:
-    """The model's answer when it passed the grounding check; else the extractive one.
+def _with_synthesis(
+    answer: Answer, synth: Synthesis | ChainError | None, analysis: QuestionAnalysis
+) -> Answer:
+    """The model's answer when it is supported; else the extractive one, with the reason.
 
-    A synthesis whose text states a number no cited source states is not served: the
-    extractive answer stands and a ``synthesis`` error of kind ``ungrounded`` says why.
+    "Supported" (``_rejection``): every claim and number stated by a source (the markers
+    are the library's, ``hybrid_rag.ask.grounding``), no abstention where the extractive
+    answer has one of its own, a comparison or yes/no that agrees with the typed values
+    the graph returned, every value the extractive answer read from the graph kept, and,
+    where the extractive answer found no value, a source that speaks of what was asked.
     Markers that pointed nowhere were removed; a ``dangling_citation`` error counts them.
     """
     if synth is None:
@@ -414,13 +422,12 @@ def _with_synthesis(answer: Answer, synth: Synthesis | ChainError | None) -> Ans
             )
         )
     usage = answer.usage + synth.usage
-    if g is not None and not g.ok:
+    rejected = _rejection(answer, synth, analysis)
+    if rejected is not None:
+        kind, why = rejected
         errors.append(
             ChainError(
-                chain="synthesis",
-                kind="ungrounded",
-                message=f"{len(g.unsupported)} number(s) in no cited source "
-                f"({', '.join(g.unsupported[:5])}); the extractive answer is served",
+                chain="synthesis", kind=kind, message=f"{why}; the extractive answer is served"
             )
         )
         return answer.model_copy(update={"errors": errors, "usage": usage})
@@ -440,6 +447,81 @@ def _with_synthesis(answer: Answer, synth: Synthesis | ChainError | None) -> Ans
             "abstention": None,
         }
     )
+
+
+_ABSTAINS = re.compile(
+    r"\b(?:not (?:stated|available|provided|given|mentioned|specified|listed|found|"
+    r"included|contain)|no (?:information|data|mention|details?)|does(?: not|n't) "
+    r"(?:state|say|mention|provide|give|list|contain|specify)|cannot (?:find|determine|"
+    r"answer)|unable to|unknown|no answer)\b",
+    re.I,
+)
+_YES_NO = re.compile(r"^\W*(yes|no)\b", re.I)
+
+
+def _rejection(answer: Answer, synth: Synthesis, a: QuestionAnalysis) -> tuple[str, str] | None:
+    """Why the model's text may not replace the extractive ``answer`` (``None``: it may)."""
+    text, extractive = synth.text, answer.text or ""
+    if _ABSTAINS.search(text):
+        return "model_abstained", "the model says the documents do not state it"
+    g = synth.grounding
+    if g is not None and not g.ok:
+        parts = []
+        if g.unsupported:
+            parts.append(f"{len(g.unsupported)} number(s) in no source of their claim "
+                         f"({', '.join(g.unsupported[:5])})")  # fmt: skip
+        if g.unsupported_claims:
+            parts.append(f"{len(g.unsupported_claims)} claim(s) no source states")
+        return "ungrounded", "; ".join(parts)
+    stated = [f for f in answer.facts if f.status == "stated"]
+    if stated and (a.intent in ("min", "max", "same") or a.polar):
+        disagreement = _disagrees(text, extractive, stated, a)
+        if disagreement:
+            return "contradicts_graph", disagreement
+    if stated and answer.abstention is None and "kg" in answer.sources:
+        kept = _numbers(text) | _numbers(a.question)
+        shown = [f.value for f in stated if f.value in extractive]
+        lost = sorted({n for v in shown for n in _numbers(v)} - kept)
+        if lost:
+            return "dropped_values", f"the graph's value(s) {', '.join(lost[:5])} left out"
+    if answer.abstention is not None and a.properties:
+        names = [norm(label) for p in a.properties for label in p.labels]
+        if not any(name and name in norm(src) for src in synth.cited_texts for name in names):
+            return "off_question", "no cited source speaks of the asked property"
+    return None
+
+
+def _disagrees(text: str, extractive: str, stated: Sequence[Fact], a: QuestionAnalysis) -> str:
+    """How a comparison or yes/no in ``text`` contradicts the graph's (empty: it agrees)."""
+    mine, theirs = _YES_NO.match(text), _YES_NO.match(extractive)
+    if theirs and (not mine or mine.group(1).lower() != theirs.group(1).lower()):
+        return f"the graph's typed values answer {theirs.group(1).lower()!r}"
+    if a.intent in ("min", "max"):
+        subjects = sorted({f.subject for f in stated}, key=lambda s: _at(extractive, s))
+        winner = subjects[0] if subjects and _at(extractive, subjects[0]) >= 0 else None
+        first = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
+        if winner and norm(winner) not in norm(first):
+            return f"the graph's typed values name {winner!r} first"
+    return ""
+
+
+def _at(text: str, name: str) -> int:
+    at = norm(text).find(norm(name))
+    return at if at >= 0 else 10**9
+
+
+def _numbers(text: str) -> set[str]:
+    """The numbers of ``text`` as values (markers, list numbering and identifiers out)."""
+    body = re.sub(r"\[[^\]]*\]", " ", text)
+    body = re.sub(r"(?m)^\s*\d{1,2}[.)]\s", " ", body)
+    body = re.sub(r"\b\d{2,7}-\d{2}-\d\b|\b[A-Z]+\d+[A-Z\d]*\b", " ", body)
+    out = set()
+    for m in re.finditer(r"(?<![\w.])[-−–]?\d+(?:[.,]\d+)?", body):
+        try:
+            out.add(f"{float(m.group(0).replace('−', '-').replace('–', '-').replace(',', '.')):g}")
+        except ValueError:
+            continue
+    return out
 
 
 def _with_notes(answer: Answer, budget: _budget.Budget) -> Answer:
