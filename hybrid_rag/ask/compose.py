@@ -17,7 +17,7 @@ import anyio
 
 from hybrid_rag import _budget
 from hybrid_rag.ask.analysis import QuestionAnalysis
-from hybrid_rag.ask.answer import Composed, compose_extractive, synthesis_messages
+from hybrid_rag.ask.answer import Composed, compose_extractive
 from hybrid_rag.ask.conflicts import conflict_note, find_conflicts, involving
 from hybrid_rag.ask.grounding import Grounding, check_grounding, renumber
 from hybrid_rag.errors import HybridRAGError, InputError, LLMTimeoutError
@@ -219,6 +219,71 @@ def _no_call_left() -> ChainError | None:
         message=f"the question's {budget.max_calls} model calls were spent before the "
         "answer; the extractive answer is served",
     )
+
+
+_SYNTH = """Answer the question using only the numbered sources. Cite sources like [1].
+If the sources do not contain the answer, say that the documents do not state it.
+Be brief (at most 3 sentences); start with the direct answer."""
+
+MAX_FACTS = 8
+"""Facts a synthesis prompt carries (those of the asked properties first)."""
+MAX_PASSAGES = 4
+"""Passages a synthesis prompt carries, best first."""
+PASSAGE_CHARS = 600
+"""The most characters of one passage in the prompt: the sentences that share the most
+words with the question, in the passage's order."""
+
+
+def synthesis_messages(
+    question: str, facts: Sequence[Fact], passages: Sequence[Passage], *, draft: str | None
+) -> tuple[list[ChatMessage], list[Evidence]]:
+    """Messages for the one grounded synthesis call and the evidence each number refers to.
+
+    Sized for real models: a fixed system message (a cacheable prefix), at most
+    ``MAX_FACTS`` facts and ``MAX_PASSAGES`` passages, each passage cut to the sentences
+    nearest the question (``PASSAGE_CHARS``).
+    """
+    lines: list[str] = []
+    evidence: list[Evidence] = []
+    for f in facts[:MAX_FACTS]:
+        evidence.append(f.evidence)
+        lines.append(
+            f"[{len(evidence)}] {f.subject} - {f.predicate_label}: {f.value} "
+            f"({f.status}; {f.evidence.doc_id} p.{f.evidence.page})"
+        )
+    for p in passages[:MAX_PASSAGES]:
+        text = _nearest(p.text, question, PASSAGE_CHARS)
+        evidence.append(Evidence(doc_id=p.doc_id, page=p.page, chunk_id=p.chunk_id, quote=text))
+        lines.append(f"[{len(evidence)}] ({p.doc_id} p.{p.page}) {text}")
+    user = f"Question: {question}\n\nSources:\n" + "\n".join(lines)
+    if draft:
+        user += f"\n\nExtractive draft (may help): {draft}"
+    return [
+        ChatMessage(role="system", content=_SYNTH),
+        ChatMessage(role="user", content=user),
+    ], evidence
+
+
+def _nearest(text: str, question: str, limit: int) -> str:
+    """The sentences of ``text`` sharing the most words with ``question``, within
+    ``limit`` characters, in their order (the whole text when it fits)."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    sentences = re.split(r"(?<=[.!?:;])\s+", flat)
+    asked = {w[:5] for w in re.findall(r"[^\W\d_]{3,}", question.casefold())}
+    score = [
+        (-len(asked & {w[:5] for w in re.findall(r"[^\W\d_]{3,}", s.casefold())}), i)
+        for i, s in enumerate(sentences)
+    ]
+    keep: set[int] = set()
+    used = 0
+    for _s, i in sorted(score):
+        if used + len(sentences[i]) + 1 > limit and keep:
+            continue
+        keep.add(i)
+        used += len(sentences[i]) + 1
+    return " ".join(sentences[i] for i in sorted(keep))[:limit]
 
 
 def _grounded(
