@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import anyio
@@ -19,6 +19,7 @@ import pytest
 from hybrid_rag.errors import ConfigurationError, LLMError
 from hybrid_rag.models import ChatMessage
 from hybrid_rag.providers import ResponseCache, track_usage
+from hybrid_rag.testing.contracts import FAIL, LLMProviderContract, MakeLLM
 from hybrid_rag.testing.llm_server import FakeLLMServer, Reply
 
 pytest.importorskip("openai")
@@ -374,3 +375,15 @@ def test_the_question_budget_cuts_an_attempt_without_retrying_and_counts_it(
         anyio.run(ask)
     assert time.perf_counter() - started < 1.8
     assert len(server.calls("/chat/completions")) == 1  # no retry: no time for one
+
+
+class TestOpenAILLMContract(LLMProviderContract):
+    """``OpenAILLM`` against the scripted server (a 400 for a failure)."""
+
+    @pytest.fixture
+    def make_llm(self, server: FakeLLMServer) -> MakeLLM:
+        def make(replies: Sequence[str]) -> OpenAILLM:
+            server.script(*(Reply.error(400) if r == FAIL else Reply.with_text(r) for r in replies))
+            return _llm(server, max_retries=0)
+
+        return make

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from hybrid_rag.errors import ConfigurationError
@@ -144,10 +145,12 @@ class ChatProvider(Metered):
         """Answer as text pieces while they arrive; see ``LLMProvider``."""
         sent = list(messages)
         params = self._params(temperature, max_tokens or self._max_tokens, None, "text")
-        async for piece in self._policy.stream(
+        pieces = self._policy.stream(
             self._cache_parts(sent, params), lambda: self._open(sent, params)
-        ):
-            yield piece
+        )
+        async with aclosing(pieces):  # a consumer that stops early frees the slot at once
+            async for piece in pieces:
+                yield piece
 
     # --- what a provider implements ---------------------------------------------------
 

@@ -34,6 +34,7 @@ import re
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -398,8 +399,8 @@ class CallPolicy:
         used = Usage(llm_calls=1)
         failed: BaseException | None = None
         try:
-            async with self._limiters.get():
-                async for item in self._pieces(open_stream):
+            async with self._limiters.get(), aclosing(self._pieces(open_stream)) as items:
+                async for item in items:
                     if isinstance(item, Usage):
                         used = used + item
                         continue
@@ -431,17 +432,22 @@ class CallPolicy:
                 return iterator, None
 
         iterator, item = await self._retrying(first)
-        while item is not None:
-            yield item
-            try:
-                with anyio.fail_after(self.timeout):
-                    item = await anext(iterator)
-            except StopAsyncIteration:
-                item = None
-            except LLMError:
-                raise
-            except Exception as exc:
-                raise self._error(exc, 1) from exc
+        try:
+            while item is not None:
+                yield item
+                try:
+                    with anyio.fail_after(self.timeout):
+                        item = await anext(iterator)
+                except StopAsyncIteration:
+                    item = None
+                except LLMError:
+                    raise
+                except Exception as exc:
+                    raise self._error(exc, 1) from exc
+        finally:  # closes the HTTP response too: the server stops generating
+            close = getattr(iterator, "aclose", None)
+            if close is not None:
+                await close()
 
     async def embed(
         self,

@@ -30,6 +30,7 @@ import importlib.util
 import os
 import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
 from typing import Any, Literal
 
 import anyio.to_thread
@@ -275,8 +276,9 @@ class AICoreLLM(_AICoreBase, ChatProvider):
             )
         else:
             source = stream_chat(client, model=self._model, messages=messages, params=params)
-        async for item in source:
-            yield item
+        async with aclosing(source):
+            async for item in source:
+                yield item
 
 
 class AICoreEmbedder(_AICoreBase, BatchedEmbedder):
