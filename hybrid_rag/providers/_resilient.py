@@ -33,7 +33,7 @@ import os
 import re
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -382,7 +382,7 @@ class CallPolicy:
 
     async def stream(
         self, parts: Mapping[str, Any], open_stream: Callable[[], AsyncIterator[str | Usage]]
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         """Text pieces from the cache (one piece) or from the stream ``open_stream`` makes.
 
         Retried until the first piece arrives; each later piece must arrive within the
@@ -423,7 +423,7 @@ class CallPolicy:
 
     async def _pieces(
         self, open_stream: Callable[[], AsyncIterator[str | Usage]]
-    ) -> AsyncIterator[str | Usage]:
+    ) -> AsyncGenerator[str | Usage, None]:
         async def first() -> tuple[AsyncIterator[str | Usage], str | Usage | None]:
             iterator = open_stream()
             try:

@@ -10,7 +10,7 @@ shared policy of ``hybrid_rag.providers._resilient`` retries, limits, caches and
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hybrid_rag.errors import ConfigurationError, LLMError
@@ -104,7 +104,7 @@ async def chat_completion(
 
 async def stream_chat(
     client: Any, *, model: str, messages: Sequence[ChatMessage], params: Mapping[str, Any]
-) -> AsyncIterator[str | Usage]:
+) -> AsyncGenerator[str | Usage, None]:
     """Text pieces (and, last, the token counts) of a streamed chat completion.
 
     The HTTP response is closed when the consumer stops early or is cancelled, so a
