@@ -11,6 +11,7 @@ import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 
+import anyio
 import pytest
 
 from hybrid_rag import HybridRAG, InputError
@@ -372,3 +373,47 @@ def test_eval_with_llm_answers_through_the_endpoint(
     row = json.loads(out.read_text().splitlines()[0])
     assert row["llm_calls"] == 1 and row["correct"] and len(asked) == 1
     assert json.loads(summary.read_text())["llm"] == "openai:gpt-test"
+
+
+# --- the time budget ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -5, 0.5, "30", True])
+def test_a_per_call_timeout_must_be_a_finite_number_above_one(rag: HybridRAG, bad: object) -> None:
+    with pytest.raises(InputError, match="timeout"):
+        rag.ask(EXAMPLON, timeout=bad)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="timeout"):
+        list(rag.stream(EXAMPLON, timeout=bad))  # type: ignore[arg-type]
+
+
+def test_a_synthesis_cut_by_the_budget_says_so_and_counts_the_call(rag: HybridRAG) -> None:
+    async def slow(_m: Sequence[ChatMessage]) -> str:
+        await anyio.sleep(10)
+        return "late"
+
+    with rag.override(llm=FunctionLLM(slow)):
+        started = time.perf_counter()
+        ans = rag.ask(EXAMPLON, timeout=2.5)
+    assert time.perf_counter() - started < 5
+    assert ans.generation == "extractive" and "-18" in (ans.text or "")
+    cut = [e for e in ans.errors if e.chain == "synthesis" and e.kind == "timeout"]
+    assert cut and "ran out of time" in cut[0].message
+    assert ans.usage.llm_calls == 1
+
+
+def test_routing_runs_inside_the_budget_and_keeps_a_call_for_the_answer(rag: HybridRAG) -> None:
+    seen: list[str] = []
+
+    async def model(m: Sequence[ChatMessage]) -> str:
+        seen.append(m[0].content[:20])
+        if "say what it asks" in m[0].content:
+            await anyio.sleep(10)  # the router's call: longer than half the budget
+        return "Examplon Solvent 99% has a flash point of -18 °C."
+
+    llm = FunctionLLM(model)
+    with rag.override(llm=llm, router=LLMRouter(llm)):
+        started = time.perf_counter()
+        ans = rag.ask("Anything I should know about this solvent thing?", timeout=4)
+    assert time.perf_counter() - started < 6
+    assert any(e.chain == "routing" and e.kind == "timeout" for e in ans.errors)
+    assert len(seen) <= 2  # routing and the answer, never a third call
