@@ -54,7 +54,7 @@ from hybrid_rag.protocols import (
     QuestionRouter,
     VectorStore,
 )
-from hybrid_rag.text import norm
+from hybrid_rag.text import norm, tokens
 
 __all__ = ["AskParts", "History", "ProductIndexCache", "Supervisor", "check_docs"]
 
@@ -485,10 +485,21 @@ def _rejection(answer: Answer, synth: Synthesis, a: QuestionAnalysis) -> tuple[s
         if lost:
             return "dropped_values", f"the graph's value(s) {', '.join(lost[:5])} left out"
     if answer.abstention is not None and a.properties:
-        names = [norm(label) for p in a.properties for label in p.labels]
-        if not any(name and name in norm(src) for src in synth.cited_texts for name in names):
+        labels = [label for p in a.properties for label in p.labels]
+        if not any(_speaks_of(src, labels) for src in synth.cited_texts):
             return "off_question", "no cited source speaks of the asked property"
     return None
+
+
+def _speaks_of(source: str, labels: Sequence[str]) -> bool:
+    """Whether ``source`` names one of ``labels``: whole, or most of its words."""
+    said = norm(source)
+    words = set(tokens(source))
+    for label in labels:
+        own = [w for w in tokens(label) if len(w) > 2]
+        if norm(label) in said or (own and sum(w in words for w in own) * 2 >= len(own) + 1):
+            return True
+    return False
 
 
 def _disagrees(text: str, extractive: str, stated: Sequence[Fact], a: QuestionAnalysis) -> str:
