@@ -74,25 +74,25 @@ FACT_TRIPLES_QTY = 12
 
 def build_doc(doc_id: str, rng: random.Random, *, facts: int = 20) -> list[Triple]:
     """A document graph shaped like an extracted SDS (~250 triples for 20 facts)."""
-    product = iri(f"{DATA}{doc_id}/product")
+    subject = iri(f"{DATA}{doc_id}/product")
     out: list[Triple] = [
-        (product, iri(RDF_TYPE), iri(MSDS + "Product")),
-        (product, iri(RDFS_LABEL), literal(f"Product {doc_id}, HPLC Grade")),
-        (product, iri(SKOS_ALT), literal(f"Product {doc_id}")),
+        (subject, iri(RDF_TYPE), iri(MSDS + "Product")),
+        (subject, iri(RDFS_LABEL), literal(f"Product {doc_id}, HPLC Grade")),
+        (subject, iri(SKOS_ALT), literal(f"Product {doc_id}")),
     ]
     props = rng.sample(QUANTITIES, 8) + rng.sample([(t, None, 0.0, 0.0) for t in TEXTS], 10)
     for n in range(facts):
         name, unit, low, high = props[n % len(props)]
         number = round(rng.uniform(low, high), 1) if unit is not None else None
         value = f"{number} {unit}".strip() if number is not None else f"{name} text {n} of {doc_id}"
-        out += _fact(doc_id, n, product, name, value, number, unit, rng)
+        out += _fact(doc_id, n, subject, name, value, number, unit, rng)
     return out
 
 
 def _fact(
     doc_id: str,
     n: int,
-    product: Term,
+    subject: Term,
     name: str,
     value: str,
     number: float | None,
@@ -103,9 +103,9 @@ def _fact(
     page = rng.randint(1, 12)
     prop = iri(MSDS + name)
     triples: list[Triple] = [
-        (product, prop, literal(value)),
+        (subject, prop, literal(value)),
         (node, iri(RDF_TYPE), iri(HR + "Fact")),
-        (node, iri(HR + "subject"), product),
+        (node, iri(HR + "subject"), subject),
         (node, iri(HR + "property"), prop),
         (node, iri(HR + "value"), literal(value)),
         (node, iri(HR + "status"), literal("stated")),

@@ -38,8 +38,8 @@ def cartesian_problem(algebra: Any) -> str | None:
     """A message naming the first cartesian product in the query, or ``None``."""
     try:
         _parts(algebra)
-    except _Product as product:
-        return str(product)
+    except _Product as subject:
+        return str(subject)
     return None
 
 

@@ -6,13 +6,23 @@ takes already-parsed definitions and does no I/O. ``load_ontology`` resolves the
 bundled ontology by name (``"msds"``), a user's ``.ttl`` path, or passes an existing
 ontology through.
 
-Besides the protocol, a ``TurtleOntology`` implements
-``OntologyMatching``:
-``match_properties`` (which properties a question talks about, by
-labels, alternative labels and the search-only ``skos:hiddenLabel`` forms people use,
-matched on word stems) and the extraction hints ``value_kind`` / ``value_pattern`` /
-``section`` / ``read_from`` read from the ``msds:valueKind``, ``msds:valuePattern``,
-``msds:section`` and ``msds:readFrom`` annotations.
+Besides the protocol, a ``TurtleOntology`` implements ``OntologyMatching``:
+``match_properties`` (which properties a question talks about, by labels, alternative
+labels and the search-only ``skos:hiddenLabel`` forms people use, matched on word stems),
+the reading hints ``value_kind`` / ``value_pattern`` / ``section`` / ``read_from``, and
+``document_model`` (which class a document is about, which properties name and identify
+it, which classes are its repeated parts).
+
+Everything is read from standard vocabulary first (``owl:Class``, ``rdfs:label`` and
+``skos:altLabel`` in any language, ``skos:hiddenLabel``, ``rdfs:domain``, ``rdfs:range``
+such as ``xsd:decimal`` or ``xsd:date``, ``rdfs:subPropertyOf``, ``owl:hasKey``), then
+from the small annotation vocabulary in the ``hr:`` namespace
+(``http://hybrid-rag.org/ns#``, documented in ``docs/guides/own-domain.md``):
+``hr:unit``, ``hr:valueKind``, ``hr:valuePattern``, ``hr:section``, ``hr:readFrom``,
+``hr:lowerWhenMore``, ``hr:documentSubject``, ``hr:namesSubject``,
+``hr:identifiesSubject``, ``hr:part`` and ``hr:documentNoun``. An ontology with none of
+them still ingests and answers: the defaults are derived from the standard vocabulary.
+The same annotations in the ontology's own namespace are read too (older ontologies).
 """
 
 from __future__ import annotations

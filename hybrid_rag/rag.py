@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
     from hybrid_rag.ask.compose import AnswerComposer
-    from hybrid_rag.ask.supervisor import AskParts, History, ProductIndexCache
+    from hybrid_rag.ask.supervisor import AskParts, History, SubjectIndexCache
     from hybrid_rag.ingest.pipeline import DocLocks, IngestParts, IngestPipeline, Source
     from hybrid_rag.integrations.langchain import HybridRAGRetriever
     from hybrid_rag.protocols import (
@@ -141,7 +141,7 @@ class HybridRAG(Closing):
         self._init_lock = threading.Lock()
         self._ontology: Ontology | None = None
         self._embedder: Embedder | None = None
-        self._products: ProductIndexCache | None = None
+        self._subjects: SubjectIndexCache | None = None
         self._doc_locks: DocLocks | None = None
         self._closed = False
         self._owns_stores = False  # all three stores embedded, made here, under self._path
@@ -329,11 +329,11 @@ class HybridRAG(Closing):
                 from hybrid_rag.stores.catalog import SqliteCatalog
 
                 self._catalog = SqliteCatalog(self._sub("catalog.sqlite"))
-            if self._products is None:
-                from hybrid_rag.ask.supervisor import ProductIndexCache
+            if self._subjects is None:
+                from hybrid_rag.ask.supervisor import SubjectIndexCache
                 from hybrid_rag.ingest.pipeline import DocLocks
 
-                self._products, self._doc_locks = ProductIndexCache(), DocLocks()
+                self._subjects, self._doc_locks = SubjectIndexCache(), DocLocks()
 
     def _sub(self, name: str) -> Path | None:
         return None if self._path is None else self._path / name
@@ -382,7 +382,7 @@ class HybridRAG(Closing):
 
         embedder = self.embedder  # fails early on a store/embedder mismatch
         graph = self.graph
-        assert self._products is not None and self._doc_locks is not None
+        assert self._subjects is not None and self._doc_locks is not None
         spec = self._ontology_spec
         return IngestParts(
             graph=graph,
@@ -397,7 +397,7 @@ class HybridRAG(Closing):
             chunk_overlap=self._chunk_overlap,
             ontology_spec=str(spec) if isinstance(spec, (str, os.PathLike)) else None,
             processes=self._processes,
-            on_change=self._products.invalidate,
+            on_change=self._subjects.invalidate,
             on_first_write=lambda: record_embedder(
                 self._path, name=embedder.name, dim=embedder.dim
             ),
@@ -408,7 +408,7 @@ class HybridRAG(Closing):
 
         embedder = self.embedder
         graph = self.graph
-        assert self._products is not None
+        assert self._subjects is not None
         return AskParts(
             graph=graph,
             vectors=self.vectors,
@@ -419,7 +419,7 @@ class HybridRAG(Closing):
             composer=self.composer,
             llm=self._llm,
             workers=self._workers,
-            products=self._products,
+            subjects=self._subjects,
             timeout=self._timeout if timeout is None else timeout,
             top_k=self._top_k,
         )

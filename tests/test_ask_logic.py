@@ -7,13 +7,13 @@ import pytest
 from hybrid_rag.ask.analysis import analyse
 from hybrid_rag.ask.answer import compose_extractive
 from hybrid_rag.ask.fusion import reciprocal_rank_fusion
-from hybrid_rag.ask.linking import ProductIndex
+from hybrid_rag.ask.linking import SubjectIndex
 from hybrid_rag.models import Evidence, Fact, Passage
 from hybrid_rag.ontology import load_ontology
 from hybrid_rag.text import content_tokens, sentences, stem
 
 ONTOLOGY = load_ontology("msds")
-INDEX = ProductIndex(
+INDEX = SubjectIndex(
     [
         ("acetone-hplc", ["Acetone, HPLC Grade", "Acetone"]),
         ("acetone-acs", ["Acetone ACS Grade", "Acetone"]),
@@ -389,7 +389,7 @@ def test_an_umbrella_property_asks_its_items() -> None:
 
 
 def test_linking_drops_a_sheet_whose_matched_words_another_names_and_more() -> None:
-    index = ProductIndex(
+    index = SubjectIndex(
         [
             ("h2so4-2n", ["Sulfuric Acid 2N Solution, Reagent Grade"]),
             ("h2so4-70", ["Sulfuric Acid 70% Solution, Reagent Grade, 4 Liters"]),
@@ -405,7 +405,7 @@ def test_linking_drops_a_sheet_whose_matched_words_another_names_and_more() -> N
 
 def test_linking_counts_every_name_of_a_sheet() -> None:
     # the short alias wins on coverage, but the long name holds the other words too
-    index = ProductIndex(
+    index = SubjectIndex(
         [
             ("h2so4-2n", ["Sulfuric Acid 2N Solution, Reagent Grade"]),
             (
@@ -467,7 +467,7 @@ def test_yes_no_category_answer_says_yes_or_no_with_the_classes() -> None:
     assert out.text is not None and not out.text.startswith(("Yes", "No"))
 
 
-SOLVENTS = ProductIndex(
+SOLVENTS = SubjectIndex(
     [
         ("cyclohexane", ["Cyclohexane 99% ACS Grade", "Cyclohexane"]),
         ("hexanes", ["Hexanes 99.9% Semiconductor/Electronic Grade", "Hexane"]),

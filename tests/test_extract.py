@@ -114,7 +114,7 @@ def test_every_quote_is_verbatim(laballey: Extraction) -> None:
 
 
 def test_product_name_and_aliases(laballey: Extraction) -> None:
-    assert laballey.product == "Acetone, HPLC Grade"
+    assert laballey.subject == "Acetone, HPLC Grade"
     assert "Acetone" in laballey.aliases and "2-Propanone" in laballey.aliases
     assert laballey.warnings == ()
 
@@ -178,7 +178,7 @@ def test_exposure_limits_by_agency(laballey: Extraction) -> None:
 
 def test_libman_split_words(onto: Ontology) -> None:
     ex = extract_offline(_pages(LIBMAN_P1), ontology=onto)
-    assert ex.product == "Libman Toilet Bowl Cleaner"
+    assert ex.subject == "Libman Toilet Bowl Cleaner"
     assert _one(ex, "signalWord").value == "Danger"
     assert _one(ex, "emergencyPhone").value == "1 - 877 - 818 - 3380"
     assert _one(ex, "autoignitionTemperature").status == "unavailable"
@@ -211,9 +211,9 @@ def test_fallback_name_from_source(onto: Ontology) -> None:
         ontology=onto,
         source_name="laballey/sodium-chloride-10-solution-6732361021b8a.pdf",
     )
-    assert ex.product == "Sodium Chloride 10 Solution"
+    assert ex.subject == "Sodium Chloride 10 Solution"
     assert any("no product name" in w for w in ex.warnings)
-    assert extract_offline([], ontology=onto).product == "Unknown product"
+    assert extract_offline([], ontology=onto).subject == "Unknown product"
 
 
 @pytest.mark.parametrize(
@@ -280,7 +280,7 @@ def test_real_corpus_sample(onto: Ontology) -> None:
         if rel.startswith("laballey/acetone-hplc"):
             fp = _one(ex, "flashPoint")
             assert fp.number == -20.0 and fp.page == 4
-            assert ex.product == "Acetone, HPLC Grade"
+            assert ex.subject == "Acetone, HPLC Grade"
 
 
 SECTIONS_P1 = """Laballey.com Page 1 of 3
@@ -468,7 +468,7 @@ def test_product_name_without_column_labels_and_never_a_placeholder(onto: Ontolo
         "Product Name Shine Glass & Mirror Cleaner Company\nProduct number 1493 The Cleaning Co\n"
     )
     ex = extract_offline(_pages(two_columns), ontology=onto)
-    assert ex.product == "Shine Glass & Mirror Cleaner"
+    assert ex.subject == "Shine Glass & Mirror Cleaner"
     assert "Shine Glass & Mirror Cleaner Company" not in ex.aliases
     empty = (
         "1.1 Product identifiers\nProduct name\nSynonyms None.\nSECTION 1: Identification\nNone.\n"
@@ -476,7 +476,7 @@ def test_product_name_without_column_labels_and_never_a_placeholder(onto: Ontolo
     named = extract_offline(
         _pages(empty), ontology=onto, source_name="potassium-phosphate-monobasic-66b39ece21cd5.pdf"
     )
-    assert named.product == "Potassium Phosphate Monobasic"
+    assert named.subject == "Potassium Phosphate Monobasic"
     assert "None" not in named.aliases
 
 
@@ -487,7 +487,7 @@ def test_a_sentence_under_the_section_heading_is_no_title(onto: Ontology) -> Non
         "For the full text of the Hazard and Precautionary Statements listed below, see "
         "Section 16.\n"
     )
-    assert extract_offline(_pages(page), ontology=onto).product == "Indigo Stock Solution"
+    assert extract_offline(_pages(page), ontology=onto).subject == "Indigo Stock Solution"
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from hybrid_rag.errors import ConfigurationError, InputError, SparqlValidationEr
 from hybrid_rag.rdf import Term, iri, literal
 from hybrid_rag.stores import oxigraph as oxigraph_module
 from hybrid_rag.stores.oxigraph import OxigraphGraphStore
-from hybrid_rag.testing._graph_contract import GraphStoreContract, product
+from hybrid_rag.testing._graph_contract import GraphStoreContract, named_subject
 
 
 class TestOxigraphInMemory(GraphStoreContract):
@@ -56,7 +56,7 @@ def test_constructor_does_no_io(tmp_path: Path) -> None:
     target = tmp_path / "not-yet"
     store = OxigraphGraphStore(target)
     assert not target.exists()
-    store.replace("a", product("a", "x"))
+    store.replace("a", named_subject("a", "x"))
     assert target.exists()
     store.close()
 
@@ -64,8 +64,8 @@ def test_constructor_does_no_io(tmp_path: Path) -> None:
 def test_persistence_across_reopen(tmp_path: Path) -> None:
     path = tmp_path / "kg"
     with OxigraphGraphStore(path) as store:
-        store.replace("a", product("a", "Acetone"))
-        store.replace("b", product("b", "Benzene"))
+        store.replace("a", named_subject("a", "Acetone"))
+        store.replace("b", named_subject("b", "Benzene"))
         store.delete("b")
         store.replace("c", [(iri("http://x.org/s"), iri("http://x.org/p"), literal('q "1"\n'))])
     with OxigraphGraphStore(path) as again:
@@ -77,13 +77,13 @@ def test_persistence_across_reopen(tmp_path: Path) -> None:
 def test_graph_base_is_configurable() -> None:
     with OxigraphGraphStore(graph_base="http://example.org/g/") as store:
         assert store.graph_iri("doc1") == "http://example.org/g/doc1"
-        store.replace("doc1", product("doc1", "x"))
+        store.replace("doc1", named_subject("doc1", "x"))
         assert store.doc_ids() == ["doc1"]
 
 
 def test_doc_ids_ignore_graphs_under_other_bases() -> None:
     with OxigraphGraphStore() as store:
-        store.replace("a", product("a", "x"))
+        store.replace("a", named_subject("a", "x"))
         store._db().update("INSERT DATA { GRAPH <urn:other:g> { <urn:s> <urn:p> <urn:o> } }")
         assert store.doc_ids() == ["a"]
 
@@ -95,7 +95,7 @@ def test_bad_graph_base_rejected() -> None:
 
 def test_count_and_dump() -> None:
     with OxigraphGraphStore() as store:
-        triples = product("a", "Acetone")
+        triples = named_subject("a", "Acetone")
         store.replace("a", triples)
         assert store.count("a") == 3
         assert store.count("missing") == 0
@@ -105,7 +105,7 @@ def test_count_and_dump() -> None:
 
 def test_empty_replace_removes_graph() -> None:
     with OxigraphGraphStore() as store:
-        store.replace("a", product("a", "x"))
+        store.replace("a", named_subject("a", "x"))
         assert store.replace("a", []) == 0
         assert store.doc_ids() == []
 
@@ -122,9 +122,9 @@ def test_empty_replace_removes_graph() -> None:
 )
 def test_bad_triple_leaves_old_graph(bad: object, error: type[Exception]) -> None:
     with OxigraphGraphStore() as store:
-        store.replace("a", product("a", "Acetone"))
+        store.replace("a", named_subject("a", "Acetone"))
         with pytest.raises(error):
-            store.replace("a", [*product("a", "New"), bad])  # type: ignore[list-item]
+            store.replace("a", [*named_subject("a", "New"), bad])  # type: ignore[list-item]
         assert store.count("a") == 3
         assert Term("Acetone") in [t[2] for t in store.dump("a")]
 
@@ -133,7 +133,7 @@ def test_engine_error_is_store_error_with_engine_text(monkeypatch: pytest.Monkey
     # an allowed function the engine does not know gets past validation
     monkeypatch.setattr("hybrid_rag.sparql._extra_functions", {"urn:no-such-function"})
     with OxigraphGraphStore() as store:
-        store.replace("a", product("a", "x"))
+        store.replace("a", named_subject("a", "x"))
         with pytest.raises(StoreError, match="urn:no-such-function"):
             query = "SELECT * WHERE { ?s ?p ?o FILTER(<urn:no-such-function>(?o)) }"
             store.query(query, scope=["a"])
@@ -146,7 +146,7 @@ def test_scope_must_not_be_a_string() -> None:
 
 def test_use_after_close_is_store_error() -> None:
     store = OxigraphGraphStore()
-    store.replace("a", product("a", "x"))
+    store.replace("a", named_subject("a", "x"))
     store.close()
     with pytest.raises(StoreError, match="closed"):
         store.doc_ids()
@@ -188,7 +188,7 @@ def test_full_scope_fast_path_matches_per_graph_dataset() -> None:
     docs = [f"d{i:02d}" for i in range(12)]
     with OxigraphGraphStore() as store:
         for doc in docs:
-            store.replace(doc, product(doc, f"name-{doc}"))
+            store.replace(doc, named_subject(doc, f"name-{doc}"))
         everything = _names(store, docs)  # covers the store: union path
         assert everything == [f"name-{d}" for d in docs]
         assert _names(store, docs[:11]) == everything[:11]  # partial: per-graph path
@@ -201,7 +201,7 @@ def test_full_scope_never_sees_foreign_graphs_or_default_graph() -> None:
     docs = [f"d{i:02d}" for i in range(10)]
     with OxigraphGraphStore() as store:
         for doc in docs:
-            store.replace(doc, product(doc, f"name-{doc}"))
+            store.replace(doc, named_subject(doc, f"name-{doc}"))
         foreign = "<urn:s> <http://example.org/contract/name> 'foreign'"
         store._db().update(f"INSERT DATA {{ GRAPH <urn:other:g> {{ {foreign} }} }}")
         assert "foreign" not in _names(store, docs)
@@ -217,7 +217,7 @@ def test_large_partial_scope_runs_on_a_copy_of_exactly_its_graphs(
     docs = [f"d{i:02d}" for i in range(12)]
     with OxigraphGraphStore() as store:
         for doc in docs:
-            store.replace(doc, product(doc, f"name-{doc}"))
+            store.replace(doc, named_subject(doc, f"name-{doc}"))
         foreign = "<urn:s> <http://example.org/contract/name> 'foreign'"
         store._db().update(f"INSERT DATA {{ {foreign} GRAPH <urn:other:g> {{ {foreign} }} }}")
         scope = docs[2:9]
@@ -234,7 +234,7 @@ def test_large_partial_scope_runs_on_a_copy_of_exactly_its_graphs(
         copy = next(iter(store._copies.values()))[1]
         assert store.query(q, scope=list(reversed(scope))).rows  # same scope: same copy
         assert next(iter(store._copies.values()))[1] is copy
-        store.replace("d03", product("d03", "renamed"))  # a write: the copy is stale
+        store.replace("d03", named_subject("d03", "renamed"))  # a write: the copy is stale
         assert "renamed" in _names(store, scope) and "name-d03" not in _names(store, scope)
 
 
@@ -244,14 +244,14 @@ def test_write_between_scope_check_and_query_is_detected(
     docs = [f"d{i:02d}" for i in range(10)]
     with OxigraphGraphStore() as store:
         for doc in docs:
-            store.replace(doc, product(doc, f"name-{doc}"))
+            store.replace(doc, named_subject(doc, f"name-{doc}"))
         original = store._covers
         calls: list[bool] = []
 
         def covers_then_race(db: pyoxigraph.Store, graphs: list[str]) -> bool:
             covered = original(db, graphs)
             if not calls:  # a concurrent ingest lands right after the check
-                store.replace("intruder", product("intruder", "unscoped"))
+                store.replace("intruder", named_subject("intruder", "unscoped"))
             calls.append(covered)
             return covered
 
@@ -264,13 +264,13 @@ def test_full_scope_queries_during_writes_never_see_unscoped_docs() -> None:
     docs = [f"d{i:02d}" for i in range(10)]
     with OxigraphGraphStore() as store:
         for doc in docs:
-            store.replace(doc, product(doc, f"name-{doc}"))
+            store.replace(doc, named_subject(doc, f"name-{doc}"))
         stop = threading.Event()
 
         def writer() -> None:
             i = 0
             while not stop.is_set():
-                store.replace(f"new{i % 5}", product(f"new{i % 5}", "unscoped"))
+                store.replace(f"new{i % 5}", named_subject(f"new{i % 5}", "unscoped"))
                 store.delete(f"new{(i + 2) % 5}")
                 i += 1
 
@@ -302,16 +302,16 @@ def test_mirror_serves_many_document_queries_and_follows_every_write(tmp_path: P
     docs = [f"d{i:02d}" for i in range(12)]
     with OxigraphGraphStore(tmp_path / "kg") as store:
         for doc in docs:
-            store.replace(doc, product(doc, f"name-{doc}"))
+            store.replace(doc, named_subject(doc, f"name-{doc}"))
         assert store._mirror is not None and store._mirror.state == "off"  # lazy
         assert store.query("ASK { ?s ?p ?o }", scope=docs[:2]).boolean  # few docs: no load
         assert store._mirror.state == "off"
         assert _names(store, docs) == [f"name-{d}" for d in docs]  # read from disk, loads
         mirror = _mirror_store(store)
         assert _quads(mirror) == _quads(store._db())
-        store.replace("d03", product("d03", "renamed"))  # replace, delete, new graph
+        store.replace("d03", named_subject("d03", "renamed"))  # replace, delete, new graph
         store.delete("d04")
-        store.replace("new", product("new", "added"))
+        store.replace("new", named_subject("new", "added"))
         everything = [d for d in docs if d != "d04"] + ["new"]
         assert _quads(mirror) == _quads(store._db())
         assert "renamed" in _names(store, everything) and "added" in _names(store, everything)
@@ -339,12 +339,12 @@ def test_writes_while_the_mirror_loads_are_read_again(
     docs = [f"d{i:02d}" for i in range(10)]
     with OxigraphGraphStore(tmp_path / "kg") as store:
         for doc in docs:
-            store.replace(doc, product(doc, f"name-{doc}"))
+            store.replace(doc, named_subject(doc, f"name-{doc}"))
         _names(store, docs)
         assert loaded.wait(10)  # the copy is taken; now write before it is published
-        store.replace("d01", product("d01", "renamed"))
+        store.replace("d01", named_subject("d01", "renamed"))
         store.delete("d02")
-        store.replace("late", product("late", "late"))
+        store.replace("late", named_subject("late", "late"))
         assert "renamed" in _names(store, docs)  # still served from the disk
         release.set()
         assert _quads(_mirror_store(store)) == _quads(store._db())
@@ -358,7 +358,7 @@ def mirrored(tmp_path: Path) -> Iterator[OxigraphGraphStore]:
     """An on-disk store of ten documents whose mirror has loaded."""
     with OxigraphGraphStore(tmp_path / "kg") as store:
         for doc in _TEN:
-            store.replace(doc, product(doc, f"name-{doc}"))
+            store.replace(doc, named_subject(doc, f"name-{doc}"))
         _names(store, _TEN)
         _mirror_store(store)
         yield store
@@ -366,7 +366,7 @@ def mirrored(tmp_path: Path) -> Iterator[OxigraphGraphStore]:
 
 def test_failed_write_leaves_the_mirror_as_it_was(mirrored: OxigraphGraphStore) -> None:
     mirror = _mirror_store(mirrored)
-    bad = product("d05", "new", (iri("urn:s"), iri("not an iri"), literal("x")))
+    bad = named_subject("d05", "new", (iri("urn:s"), iri("not an iri"), literal("x")))
     with pytest.raises(StoreError):
         mirrored.replace("d05", bad)
     assert _quads(mirror) == _quads(mirrored._db())
@@ -381,7 +381,7 @@ def test_mirror_failure_falls_back_to_the_disk(mirrored: OxigraphGraphStore) -> 
 
     mirrored._mirror.apply(mirrored.graph_iri("d00"), broken)
     assert mirrored._mirror.state == "failed"
-    mirrored.replace("d00", product("d00", "after"))
+    mirrored.replace("d00", named_subject("d00", "after"))
     assert "after" in _names(mirrored, _TEN)  # the disk answers, not a stale copy
     assert mirrored._mirror.reader(mirrored._db()) is mirrored._db()
 
@@ -402,7 +402,7 @@ def test_close_stops_a_mirror_load_and_mirror_false_never_loads(
     docs = [f"d{i:02d}" for i in range(10)]
     store = OxigraphGraphStore(tmp_path / "kg")
     for doc in docs:
-        store.replace(doc, product(doc, f"name-{doc}"))
+        store.replace(doc, named_subject(doc, f"name-{doc}"))
     _names(store, docs)
     assert started.wait(10)
     store.close()  # joins the loader, which stops at once

@@ -13,7 +13,7 @@ import pytest
 from hybrid_rag.errors import ConfigurationError, SparqlValidationError, StoreError
 from hybrid_rag.rdf import XSD, iri, literal
 from hybrid_rag.stores.hana import HanaConnectionPool, HanaGraphStore
-from hybrid_rag.testing._graph_contract import GraphStoreContract, product
+from hybrid_rag.testing._graph_contract import GraphStoreContract, named_subject
 from hybrid_rag.testing.hana_doubles import FAKE_SETTINGS, FakeHdbcli
 
 NAME = "http://example.org/contract/name"
@@ -69,7 +69,7 @@ def _queries(driver: FakeHdbcli) -> list[str]:
 def test_query_dataset_is_exactly_the_scope() -> None:
     store, driver = make_store()
     for doc in ("a", "b", "c"):
-        store.replace(doc, product(doc, f"name-{doc}"))
+        store.replace(doc, named_subject(doc, f"name-{doc}"))
     driver.database.calls.clear()
     result = store.query(f"SELECT ?n WHERE {{ ?s <{NAME}> ?n }} ORDER BY ?n", scope=["a", "c"])
     assert [r["n"].value for r in result.rows] == ["name-a", "name-c"]
@@ -85,7 +85,7 @@ def test_query_dataset_is_exactly_the_scope() -> None:
 
 def test_default_graph_and_foreign_graphs_are_never_read() -> None:
     store, driver = make_store()
-    store.replace("a", product("a", "mine"))
+    store.replace("a", named_subject("a", "mine"))
     rdf = driver.database.rdf
     rdf.update(f"INSERT DATA {{ <urn:x> <{NAME}> 'planted-in-default' }}")  # any user can
     rdf.update(f"INSERT DATA {{ GRAPH <urn:other> {{ <urn:x> <{NAME}> 'foreign' }} }}")
@@ -120,7 +120,7 @@ def test_writes_never_touch_the_default_graph_and_ddl_runs_in_autocommit() -> No
 
 def test_failed_batch_commits_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     store, driver = make_store(max_request_bytes=1024)
-    store.replace("a", product("a", "old"))
+    store.replace("a", named_subject("a", "old"))
     subject = iri("http://example.org/s")
     triples = [(subject, iri(f"http://example.org/p{i}"), literal("v" * 100)) for i in range(40)]
     real = store._update
@@ -146,7 +146,7 @@ def test_engine_error_is_a_store_error_without_connection_details(
     # an allowed function the engine does not know gets past validation
     monkeypatch.setattr("hybrid_rag.sparql._extra_functions", {XSD + "nonsense"})
     store, _ = make_store()
-    store.replace("a", product("a", "x"))
+    store.replace("a", named_subject("a", "x"))
     with pytest.raises(StoreError) as info:
         store.query("SELECT ?x WHERE { ?x ?p ?o } ORDER BY xsd:nonsense(?x)", scope=["a"])
     assert "Server Connection" not in str(info.value)
@@ -156,7 +156,7 @@ def test_reconnects_after_idle_timeout_and_lost_connection() -> None:
     driver = FakeHdbcli()
     pool = HanaConnectionPool(FAKE_SETTINGS, driver=driver, idle_check_s=0.0)
     store = HanaGraphStore(pool=pool)
-    store.replace("a", product("a", "x"))
+    store.replace("a", named_subject("a", "x"))
     driver.database.drop_connections()  # server closed the idle session
     assert store.count("a") == 3
     assert len(driver.database.connections) == 2
@@ -172,7 +172,7 @@ def test_reconnects_after_idle_timeout_and_lost_connection() -> None:
 
 def test_one_connection_per_thread_and_close_releases_all() -> None:
     store, driver = make_store()
-    store.replace("a", product("a", "x"))
+    store.replace("a", named_subject("a", "x"))
 
     def work() -> None:
         for _ in range(5):
@@ -193,7 +193,7 @@ def test_one_connection_per_thread_and_close_releases_all() -> None:
 
 def test_repr_and_settings_never_show_the_password() -> None:
     store, driver = make_store()
-    store.replace("a", product("a", "x"))
+    store.replace("a", named_subject("a", "x"))
     secret = FAKE_SETTINGS.password.get_secret_value()
     for text in (repr(store), repr(FAKE_SETTINGS), str(FAKE_SETTINGS), repr(store._pool)):
         assert secret not in text

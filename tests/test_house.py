@@ -60,7 +60,7 @@ class _PlantedExtractor:
         page = document.pages[0]
         line = next(x for x in page.text.splitlines() if "Flash" in x)
         return Extraction(
-            product="Widget Oil",
+            subject="Widget Oil",
             aliases=(),
             facts=(
                 ExtractedFact(prop="flashPoint", value="150 °C", quote=line, page=1),

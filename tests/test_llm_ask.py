@@ -18,7 +18,7 @@ from hybrid_rag import HybridRAG, InputError
 from hybrid_rag.ask.analysis import ScopeView
 from hybrid_rag.ask.compose import AnswerComposer
 from hybrid_rag.ask.grounding import check_grounding, renumber
-from hybrid_rag.ask.linking import ProductIndex
+from hybrid_rag.ask.linking import SubjectIndex
 from hybrid_rag.ask.llm_route import LLMRouter, is_confident
 from hybrid_rag.ask.route import OfflineRouter
 from hybrid_rag.errors import LLMError
@@ -53,7 +53,7 @@ def _dump(rag: HybridRAG) -> list[tuple[str, ...]]:
 
 def _scope(rag: HybridRAG) -> ScopeView:
     docs = rag.documents()
-    index = ProductIndex([(d.doc_id, [d.title or "", *d.aliases]) for d in docs])
+    index = SubjectIndex([(d.doc_id, [d.title or "", *d.aliases]) for d in docs])
     return ScopeView(tuple(d.doc_id for d in docs), index, rag.ontology, False, index)
 
 

@@ -141,7 +141,7 @@ def test_entities_resolve_to_one_spelling_within_and_across_documents() -> None:
 def test_product_and_aliases_come_from_the_model_when_patterns_found_none() -> None:
     reply = {"product": "Zorbix Cleaner", "aliases": ["ZX-100", "zorbix cleaner"], "facts": []}
     ex = _run(LLMExtractor(FunctionLLM(lambda _m: json.dumps(reply))), _doc("Keep dry."))
-    assert ex.product == "Zorbix Cleaner" and ex.aliases == ("ZX-100",)
+    assert ex.subject == "Zorbix Cleaner" and ex.aliases == ("ZX-100",)
     assert not any("no product name" in w for w in ex.warnings)
 
 

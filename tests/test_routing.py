@@ -18,7 +18,7 @@ import pytest
 from hybrid_rag import HybridRAG
 from hybrid_rag.ask.analysis import ScopeView
 from hybrid_rag.ask.grammar import comparison_direction, main_clause, threshold, unsafe_request
-from hybrid_rag.ask.linking import ProductIndex
+from hybrid_rag.ask.linking import SubjectIndex
 from hybrid_rag.ask.route import OfflineRouter
 from hybrid_rag.ontology import load_ontology
 from hybrid_rag.samples import sample_pdfs
@@ -186,7 +186,7 @@ def test_scoped_question_without_a_name_is_about_the_scope(store: HybridRAG) -> 
 # --- comparison grammar -------------------------------------------------------------------
 
 ONTOLOGY = load_ontology("msds")
-INDEX = ProductIndex(
+INDEX = SubjectIndex(
     [
         ("a", ["Examplon Solvent 99%"]),
         ("b", ["Demoline Glass Cleaner"]),
@@ -228,7 +228,7 @@ def test_polar_subject_is_the_product_named_first() -> None:
     a = OfflineRouter().route_sync(
         "Is Demoline Glass Cleaner's flash point higher than Examplon Solvent 99%'s?", scope=SCOPE
     )
-    assert a.subject == "b"
+    assert a.polar_subject == "b"
 
 
 @pytest.mark.parametrize(
@@ -251,7 +251,7 @@ def test_a_lead_in_before_the_question_word_keeps_the_grammar(
     a = OfflineRouter().route_sync(question, scope=SCOPE)
     assert (a.intent, a.polar) == (intent, polar)
     if subject is not None:  # "solvent" said alone before both names does not count
-        assert a.subject == subject
+        assert a.polar_subject == subject
 
 
 def test_numeric_bound_is_a_filter() -> None:
@@ -290,7 +290,7 @@ def test_lower_explosion_limit_still_routes_when_asked(tmp_path: Path) -> None:
 
 # --- names: a product's head alone, and near-namesakes that are other products -------------
 
-NAMES = ProductIndex(
+NAMES = SubjectIndex(
     [
         ("lead", ["Lead Nitrate Crystal ACS Grade", "Lead(II) nitrate"]),
         ("kmno4", ["Potassium Permanganate Powder Lab Grade", "Potassium Permanganate"]),
@@ -330,7 +330,7 @@ def test_a_product_named_by_the_head_of_its_name_links(question: str, docs: list
 )
 def test_a_near_namesake_is_named_as_missing_not_answered(question: str, missing: str) -> None:
     a = OfflineRouter().route_sync(question, scope=NAMES_SCOPE)
-    assert a.intent == "out_of_scope" and a.missing == (missing,) and not a.products
+    assert a.intent == "out_of_scope" and a.missing == (missing,) and not a.subjects
 
 
 @pytest.mark.parametrize(
@@ -343,10 +343,10 @@ def test_a_near_namesake_is_named_as_missing_not_answered(question: str, missing
 )
 def test_punctuation_ends_a_name_so_list_items_are_not_one_unknown_name(question: str) -> None:
     a = OfflineRouter().route_sync(question, scope=NAMES_SCOPE)
-    assert a.intent != "out_of_scope" and not a.missing and len(a.products) >= 2
+    assert a.intent != "out_of_scope" and not a.missing and len(a.subjects) >= 2
 
 
-FORMULAS = ProductIndex(
+FORMULAS = SubjectIndex(
     [
         ("naoh2n", ["Sodium Hydroxide 2N Solution", "NaOH"]),
         ("h2o2-34", ["Hydrogen Peroxide 34% Solution, Lab Grade", "H2O2"]),
@@ -361,7 +361,7 @@ FORMULAS_SCOPE = ScopeView(tuple(FORMULAS.doc_ids()), FORMULAS, ONTOLOGY, False,
 
 def test_a_formula_names_its_product_by_the_products_own_name() -> None:
     a = OfflineRouter().route_sync("What is the UN number of H2O2 34%?", scope=FORMULAS_SCOPE)
-    assert [(p.doc_id, p.label) for p in a.products] == [
+    assert [(p.doc_id, p.label) for p in a.subjects] == [
         ("h2o2-34", "Hydrogen Peroxide 34% Solution, Lab Grade")
     ]
 
@@ -380,15 +380,15 @@ def test_a_formula_with_another_strength_is_missing_not_the_stored_strength() ->
 )
 def test_list_items_are_not_read_as_namesakes(question: str) -> None:
     a = OfflineRouter().route_sync(question, scope=FORMULAS_SCOPE)
-    assert a.intent != "out_of_scope" and len(a.products) == 2
+    assert a.intent != "out_of_scope" and len(a.subjects) == 2
 
 
 def test_a_bare_number_links_no_product_whose_alias_starts_with_it() -> None:
     a = OfflineRouter().route_sync("What is 2 + 2?", scope=FORMULAS_SCOPE)  # "2-Propanone"
-    assert a.intent == "out_of_scope" and not a.products
+    assert a.intent == "out_of_scope" and not a.subjects
 
 
-RATIOS = ProductIndex(
+RATIOS = SubjectIndex(
     [
         ("hcl-1pct", ["Hydrochloric Acid 1% Solution"]),
         ("hcl-1to1", ["1:1 Hydrochloric Acid Solution"]),

@@ -14,7 +14,7 @@ from hybrid_rag.stores.sparql_http import (
     parse_sparql_json,
     parse_sparql_xml,
 )
-from hybrid_rag.testing._graph_contract import GraphStoreContract, product
+from hybrid_rag.testing._graph_contract import GraphStoreContract, named_subject
 
 if TYPE_CHECKING:
     from tests.conftest import Virtuoso
@@ -54,7 +54,7 @@ def test_scope_cannot_be_widened_and_default_graph_is_not_read(server: str) -> N
 
     _clear(server)
     store = _store(server)
-    store.replace("a", product("a", "mine"))
+    store.replace("a", named_subject("a", "mine"))
     planted = (
         f"INSERT DATA {{ <urn:x> <{NAME}> 'planted' . GRAPH <urn:o> {{ <urn:y> <{NAME}> 'f' }} }}"
     )
@@ -173,21 +173,21 @@ def test_virtuoso_queries_run_on_a_read_only_account(virtuoso: Virtuoso) -> None
     import httpx
 
     store = _virtuoso_store(virtuoso)
-    store.replace("a", product("a", "mine"))
+    store.replace("a", named_subject("a", "mine"))
     planted = "INSERT DATA { GRAPH <urn:planted> { <urn:x> <urn:p> 'evil' } }"
     anonymous = httpx.post(virtuoso.query_url, data={"update": planted})
     assert anonymous.status_code >= 400  # the query account cannot write at all
     no_update_auth = SparqlHttpStore(virtuoso.query_url, virtuoso.update_url)
     with no_update_auth, pytest.raises(StoreError, match="HTTP 401"):
-        no_update_auth.replace("b", product("b", "x"))
+        no_update_auth.replace("b", named_subject("b", "x"))
     assert store.delete("a") is True
     store.close()
 
 
 def test_virtuoso_scope_is_held_by_the_from_rewrite(virtuoso: Virtuoso) -> None:
     store = _virtuoso_store(virtuoso)
-    store.replace("a", product("a", "mine"))
-    store.replace("b", product("b", "theirs"))
+    store.replace("a", named_subject("a", "mine"))
+    store.replace("b", named_subject("b", "theirs"))
     q = f"SELECT ?n WHERE {{ {{ ?s <{NAME}> ?n }} UNION {{ GRAPH ?g {{ ?s <{NAME}> ?n }} }} }}"
     assert {r["n"].value for r in store.query(q, scope=["a"]).rows} == {"mine"}
     for doc in ("a", "b"):

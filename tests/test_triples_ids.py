@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from hybrid_rag.errors import InvalidDocIdError
 from hybrid_rag.ingest.extract import ExtractedFact, Extraction
-from hybrid_rag.ingest.triples import build_triples, doc_local_name, product_iri
+from hybrid_rag.ingest.triples import build_triples, doc_local_name, subject_iri
 from hybrid_rag.ontology import load_ontology
 
 DOC_IDS = st.text(
@@ -29,7 +29,7 @@ def _local(iri: str) -> str:
 @given(a=DOC_IDS, b=DOC_IDS)
 def test_different_ids_never_share_a_product_iri(a: str, b: str) -> None:
     if a != b:
-        assert product_iri(a, ontology=ONTOLOGY) != product_iri(b, ontology=ONTOLOGY)
+        assert subject_iri(a, ontology=ONTOLOGY) != subject_iri(b, ontology=ONTOLOGY)
 
 
 @settings(max_examples=300)
@@ -37,7 +37,7 @@ def test_different_ids_never_share_a_product_iri(a: str, b: str) -> None:
 def test_minted_names_are_hana_safe_and_decodable(doc_id: str) -> None:
     name = doc_local_name(doc_id)
     assert HANA_SAFE.fullmatch(name)
-    assert HANA_SAFE.fullmatch(_local(product_iri(doc_id, ontology=ONTOLOGY)))
+    assert HANA_SAFE.fullmatch(_local(subject_iri(doc_id, ontology=ONTOLOGY)))
     decoded = re.sub(r"_(.)", lambda m: "_" if m.group(1) == "_" else ".", name[4:])
     assert decoded == doc_id  # a decodable encoding is injective
 
@@ -47,7 +47,7 @@ def test_minted_names_are_hana_safe_and_decodable(doc_id: str) -> None:
 )
 def test_reported_collisions_mint_disjoint_subjects(a: str, b: str) -> None:
     extraction = Extraction(
-        product="Same Product",
+        subject="Same Product",
         aliases=(),
         facts=(ExtractedFact(prop="flashPoint", value="-20 °C", page=1, quote="-20 °C"),),
     )

@@ -15,7 +15,7 @@ from hybrid_rag.ask.grammar import (
     main_clause,
     threshold,
 )
-from hybrid_rag.ask.linking import ProductIndex, ProductMatch
+from hybrid_rag.ask.linking import SubjectIndex, SubjectMatch
 from hybrid_rag.ontology import normalize_label
 from hybrid_rag.protocols import Ontology, OntologyMatching, PropertyDef
 from hybrid_rag.text import STOPWORDS, norm, tokens
@@ -54,10 +54,10 @@ class ScopeView:
     """
 
     doc_ids: tuple[str, ...]
-    products: ProductIndex
+    subjects: SubjectIndex
     ontology: Ontology
     scoped: bool = False
-    catalog: ProductIndex | None = None
+    catalog: SubjectIndex | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,7 @@ class QuestionAnalysis:
         reason: for ``out_of_scope`` and ``unsafe``: why, in a readable sentence.
         search: the text the vector chain searches for (default: the question).
         polar: a yes/no question ("Is A's flash point higher than B's?").
-        subject: for a polar comparison, the document of the product named first.
+        polar_subject: for a polar comparison, the document of the subject named first.
         threshold: for a numeric filter ("flash point above 60 °C"): the bound.
         filter_phrase: for "which of these are <phrase>": the phrase as asked. With a named
             property and no word left to match (``filter_terms`` empty), every positive
@@ -84,7 +84,7 @@ class QuestionAnalysis:
     """
 
     question: str
-    products: tuple[ProductMatch, ...]
+    subjects: tuple[SubjectMatch, ...]
     properties: tuple[PropertyDef, ...]
     intent: Intent
     filter_terms: tuple[str, ...] = field(default=())
@@ -92,7 +92,7 @@ class QuestionAnalysis:
     reason: str | None = None
     search: str | None = None
     polar: bool = False
-    subject: str | None = None
+    polar_subject: str | None = None
     threshold: Threshold | None = None
     filter_phrase: str | None = None
     sections: tuple[int, ...] = ()
@@ -105,16 +105,16 @@ class QuestionAnalysis:
     @property
     def doc_ids(self) -> list[str]:
         """Documents of the linked products."""
-        return [p.doc_id for p in self.products]
+        return [p.doc_id for p in self.subjects]
 
     @property
     def topic(self) -> str:
         """The question without the product names (what to search for inside their sheets)."""
-        rest = _without_products(self.question, self.products).strip(" ,;:?")
+        rest = _without_subjects(self.question, self.subjects).strip(" ,;:?")
         return rest if tokens(rest) else self.question
 
 
-def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> QuestionAnalysis:
+def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> QuestionAnalysis:
     """Link products, match properties, and classify the intent of ``question``.
 
     Comparisons are read from generic grammar: superlatives ("lowest") and comparatives
@@ -122,10 +122,10 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     property from the ontology's vocabulary. A yes/no comparison ("Is A's flash point
     higher than B's?") is ``polar`` and its ``subject`` is the product named first.
     """
-    products = tuple(index.link(question))
-    if len(products) >= 2:  # "Which is denser, A or B?" asks which is more dense
+    subjects = tuple(index.link(question))
+    if len(subjects) >= 2:  # "Which is denser, A or B?" asks which is more dense
         question = _comparatives_spelt_out(question, ontology)
-    asked = _without_products(question, products)
+    asked = _without_subjects(question, subjects)
     props = _circumstance_last(asked, tuple(match_properties(asked, ontology)), ontology)
     props = _with_narrower(props, ontology)
     text = norm(question)
@@ -134,22 +134,22 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     said: str | None = None
     sections: tuple[int, ...] = ()
     intent: Intent = "lookup"
-    limit = threshold(question) if len(products) >= 2 else None
-    direction = _direction(text, props, ontology) if len(products) >= 2 else None
+    limit = threshold(question) if len(subjects) >= 2 else None
+    direction = _direction(text, props, ontology) if len(subjects) >= 2 else None
     if direction is not None and direction[1] in COMPARISON_WORDS:
         props = _without_word(question, direction[1], props, ontology)
-    if len(products) >= 2 and _SAME.search(start):
+    if len(subjects) >= 2 and _SAME.search(start):
         intent = "same"
     elif limit is not None and _quantity(props):
         intent = "filter"  # "which of these has a flash point above 60 °C"
     elif direction is not None and _quantity(props):
         intent = direction[0]
-    elif len(products) >= 2 and terms and _WHICH.search(start):
+    elif len(subjects) >= 2 and terms and _WHICH.search(start):
         intent = "filter"
-    elif len(products) >= 2 and (phrase := _WHICH_ARE.search(main_clause(question))):
+    elif len(subjects) >= 2 and (phrase := _WHICH_ARE.search(main_clause(question))):
         intent, terms = "filter", _value_terms(phrase.group(1), props, ontology)  # "corrosive"
         said = phrase.group(1).strip()
-    category = _category_test(asked, ontology) if products and is_polar(question) else None
+    category = _category_test(asked, ontology) if subjects and is_polar(question) else None
     if intent in ("min", "max"):
         props = tuple(p for p in props if p.kind == "datatype")[:1]
     elif intent == "lookup" and category is not None:
@@ -161,7 +161,7 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
     polar = (intent in ("min", "max", "same") or category is not None) and is_polar(question)
     return QuestionAnalysis(
         question,
-        products,
+        subjects,
         props,
         intent,
         terms if limit is None else (),
@@ -169,7 +169,7 @@ def analyse(question: str, *, index: ProductIndex, ontology: Ontology) -> Questi
         filter_phrase=said if intent == "filter" else None,
         sections=sections,
         polar=polar,
-        subject=_first_named(question, products) if polar else None,
+        polar_subject=_first_named(question, subjects) if polar else None,
     )
 
 
@@ -228,10 +228,10 @@ def _with_narrower(props: tuple[PropertyDef, ...], ontology: Ontology) -> tuple[
     return tuple(dict.fromkeys(out))
 
 
-def _without_products(question: str, products: Sequence[ProductMatch]) -> str:
+def _without_subjects(question: str, subjects: Sequence[SubjectMatch]) -> str:
     """The question with the linked product names taken out: their words name no
     property, and a phrase split by a name ("How toxic is X if inhaled") closes up."""
-    named = {t for p in products for t in p.matched}
+    named = {t for p in subjects for t in p.matched}
     if not named:
         return question
     kept = [w for w in question.split() if not tokens(w) or not set(tokens(w)) <= named]
@@ -330,7 +330,7 @@ def _without_word(
     return tuple(p for p in props if p.iri in still)
 
 
-def _first_named(question: str, products: Sequence[ProductMatch]) -> str | None:
+def _first_named(question: str, subjects: Sequence[SubjectMatch]) -> str | None:
     """The product whose name appears first in the question.
 
     A name is where the longest run of its matched words is, so a word of it said
@@ -338,7 +338,7 @@ def _first_named(question: str, products: Sequence[ProductMatch]) -> str | None:
     not count.
     """
     toks = tokens(question)
-    where = {p.doc_id: _name_position(toks, p.matched) for p in products}
+    where = {p.doc_id: _name_position(toks, p.matched) for p in subjects}
     return min(where, key=lambda d: where[d]) if where else None
 
 

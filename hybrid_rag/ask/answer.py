@@ -59,19 +59,19 @@ def compose_extractive(
     limit = max_chars
     if a.intent in ("min", "max") and facts:
         return _ranked(a, facts, passages, limit)
-    if a.intent == "filter" and a.polar and a.products:
+    if a.intent == "filter" and a.polar and a.subjects:
         return _category(a, facts, passages, limit)
-    if a.intent == "filter" and a.products:
+    if a.intent == "filter" and a.subjects:
         return _filtered(a, facts, limit)
     if a.intent == "same" and facts:
         return _same(a, facts, limit)
-    if a.properties and a.products:  # lookups and procedures
+    if a.properties and a.subjects:  # lookups and procedures
         return _lookup(a, facts, passages, limit)
     found = _from_passages(a, passages, prefix="", limit=limit)
     if found.text is None and passages:
         where = (
-            f"the sheet of {_join([p.label for p in a.products])}"
-            if a.products
+            f"the sheet of {_join([p.label for p in a.subjects])}"
+            if a.subjects
             else ("the documents in scope")
         )
         return Composed(
@@ -89,7 +89,7 @@ def _cite(e: Evidence) -> str:
 
 
 def _name(a: QuestionAnalysis, doc_id: str, fallback: str) -> str:
-    return next((p.label for p in a.products if p.doc_id == doc_id), fallback)
+    return next((p.label for p in a.subjects if p.doc_id == doc_id), fallback)
 
 
 def _ranked(
@@ -109,19 +109,19 @@ def _ranked(
         return _lookup(a, facts, passages, limit)
     order = list(best.values())
     top, rest = order[0], order[1:]
-    superlative = len(a.products) > 2 or re.search(_SUPERLATIVE, a.question, re.I) is not None
+    superlative = len(a.subjects) > 2 or re.search(_SUPERLATIVE, a.question, re.I) is not None
     if a.intent == "max":
         word = "highest" if superlative else "higher"
     else:
         word = "lowest" if superlative else "lower"
     head = f"{_name(a, top.doc_id, top.subject)} has the {word} {_in_sentence(top.predicate_label)}"
-    if a.polar and a.subject is not None and len(order) >= 2:
-        head = ("Yes: " if top.doc_id == a.subject else "No: ") + head
+    if a.polar and a.polar_subject is not None and len(order) >= 2:
+        head = ("Yes: " if top.doc_id == a.polar_subject else "No: ") + head
     text = f"{head} ({top.value} {_cite(top.evidence)})"
     others = "; ".join(
         f"{_name(a, f.doc_id, f.subject)}: {f.value} {_cite(f.evidence)}" for f in rest
     )
-    missing = [p.label for p in a.products if p.doc_id not in best]
+    missing = [p.label for p in a.subjects if p.doc_id not in best]
     if missing:  # a winner among some is no winner among all: say so first
         text = f"Of the sheets that state it, {text[0].lower()}{text[1:]}"
     if others:
@@ -161,7 +161,7 @@ def _filtered(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Compose
             )
             + "."
         )
-    others = [p.label for p in a.products if p.doc_id not in hits and p.doc_id not in against]
+    others = [p.label for p in a.subjects if p.doc_id not in hits and p.doc_id not in against]
     if others:
         text += f" No matching statement for {_join(others)}."
     cites = [f.evidence for f in hits.values()] + [f.evidence for f in against.values()]
@@ -178,8 +178,8 @@ def _category(
     phrase = a.filter_phrase or " ".join(a.filter_terms)
     parts: list[str] = []
     cites: list[Evidence] = []
-    for product in a.products[:4]:
-        mine = [f for f in facts if f.doc_id == product.doc_id and f.status == "stated"]
+    for subject in a.subjects[:4]:
+        mine = [f for f in facts if f.doc_id == subject.doc_id and f.status == "stated"]
         if not mine:
             continue
         hits = [f for f in mine if want <= {stem(t) for t in tokens(f.value)}]
@@ -187,9 +187,9 @@ def _category(
         values = "; ".join(f"{f.value} {_cite(f.evidence)}" for f in shown)
         label = _in_sentence(re.sub(r"^has\s+", "", shown[0].predicate_label, flags=re.I))
         if hits:
-            parts.append(f"Yes: {product.label}, {label} {values}")
+            parts.append(f"Yes: {subject.label}, {label} {values}")
         else:
-            parts.append(f"No: no {label} of {product.label} says {phrase!r}; it states {values}")
+            parts.append(f"No: no {label} of {subject.label} says {phrase!r}; it states {values}")
         cites += [f.evidence for f in shown]
     if not parts:
         return _from_passages(a, passages, prefix="", limit=limit)
@@ -218,7 +218,7 @@ def _bounded(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed
     detail = "; ".join(
         f"{_name(a, d, f.subject)}: {f.value} {_cite(f.evidence)}" for d, f in per_doc.items()
     )
-    missing = [p.label for p in a.products if p.doc_id not in per_doc]
+    missing = [p.label for p in a.subjects if p.doc_id not in per_doc]
     text = f"{head}. Values: {detail}."
     if missing:
         text += f" Not stated for {_join(missing)}."
@@ -267,17 +267,17 @@ def _lookup(
     used_passages = valued = False
     focus = _focus(a)
     valued_props = [p for p in a.properties[:6] if p.kind == "datatype"]
-    for product in a.products[:4]:
+    for subject in a.subjects[:4]:
         # each asked item gets its share of the answer (an umbrella such as PPE has four)
-        share = max(80, (limit - len(product.label) - 40) // max(1, len(valued_props)))
+        share = max(80, (limit - len(subject.label) - 40) // max(1, len(valued_props)))
         bits: list[str] = []
         for prop in a.properties[:6]:  # an umbrella (PPE) brings its items
-            mine = [f for f in facts if f.doc_id == product.doc_id and f.predicate == prop.name]
+            mine = [f for f in facts if f.doc_id == subject.doc_id and f.predicate == prop.name]
             said = _prop_text(
                 prop,
                 mine,
                 passages,
-                product.doc_id,
+                subject.doc_id,
                 procedure=a.intent == "procedure",
                 focus=focus,
                 budget=share,
@@ -290,7 +290,7 @@ def _lookup(
             bits.append(bit)
             cites += ev
         if bits:
-            parts.append(f"{product.label}: " + "; ".join(bits))
+            parts.append(f"{subject.label}: " + "; ".join(bits))
     if not parts:  # only relations without extracted facts ("first aid"): read the passages
         if a.intent == "procedure":
             return _from_sections(a, passages, limit)
@@ -351,7 +351,7 @@ def _section_body(text: str, sections: Sequence[int]) -> str | None:
 def _focus(a: QuestionAnalysis) -> frozenset[str]:
     """Words of the question beyond its products and properties ("large" of "a large
     spill"): they pick the part of a long procedure that answers it."""
-    named = {t for p in a.products for t in tokens(p.label)}
+    named = {t for p in a.subjects for t in tokens(p.label)}
     named |= {t for prop in a.properties for label in prop.labels for t in tokens(label)}
     return frozenset(content_tokens(a.question, drop=frozenset(named)))
 
@@ -369,7 +369,7 @@ def _focused(value: str, focus: frozenset[str], budget: int) -> str:
 
 def _asks_more(a: QuestionAnalysis) -> bool:
     """Whether the question asks for more than the matched properties of the products."""
-    named = {t for p in a.products for t in tokens(p.label)}
+    named = {t for p in a.subjects for t in tokens(p.label)}
     named |= {t for prop in a.properties for label in prop.labels for t in tokens(label)}
     stems = set(content_tokens(" ".join(named)))  # "manufactures" is the "Manufacturer"
     return bool(set(content_tokens(a.question, drop=frozenset(named))) - stems)
@@ -475,7 +475,7 @@ def _from_passages(
     pool = [p for p in passages if only is None or p.doc_id in only]
     if not pool:
         return Composed(None, (), False, False)
-    drop = frozenset(t for p in a.products for t in tokens(p.label))
+    drop = frozenset(t for p in a.subjects for t in tokens(p.label))
     parts = [q for q in _PARTS.split(a.question) if content_tokens(q, drop=drop)][:2]
     parts = parts or [a.question]
     texts: list[str] = []

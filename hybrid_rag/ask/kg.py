@@ -40,11 +40,11 @@ __all__ = [
 
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 
-_SELECT = "?fact ?doc ?product ?label ?prop ?value ?status ?number ?unit ?page ?chunk ?quote"
+_SELECT = "?fact ?doc ?subject ?label ?prop ?value ?status ?number ?unit ?page ?chunk ?quote"
 _BODY = f"""
-  ?fact a <{HR}Fact> ; <{HR}subject> ?product ; <{HR}property> ?prop ; <{HR}value> ?value ;
+  ?fact a <{HR}Fact> ; <{HR}subject> ?subject ; <{HR}property> ?prop ; <{HR}value> ?value ;
         <{HR}status> ?status ; <{HR}doc> ?doc ; <{HR}page> ?page ; <{HR}quote> ?quote .
-  ?product <{RDFS_LABEL}> ?label .
+  ?subject <{RDFS_LABEL}> ?label .
   OPTIONAL {{ ?fact <{HR}number> ?number }}
   OPTIONAL {{ ?fact <{HR}unit> ?unit }}
   OPTIONAL {{ ?fact <{HR}chunk> ?chunk }}"""
@@ -156,7 +156,7 @@ async def run_kg_chain(
 
 def _template(a: QuestionAnalysis) -> str | None:
     props = [p.iri for p in a.properties]
-    if not a.products:
+    if not a.subjects:
         return None
     if a.intent in ("min", "max") and props:
         return fact_query(props[:1], order="ASC" if a.intent == "min" else "DESC")
@@ -259,7 +259,7 @@ def _query(
 
 
 def _row_fact(row: dict[str, Term]) -> Fact | None:
-    need = ("doc", "product", "label", "prop", "value", "page", "quote")
+    need = ("doc", "subject", "label", "prop", "value", "page", "quote")
     if any(k not in row for k in need):
         return None
     prop = row["prop"].value
@@ -269,7 +269,7 @@ def _row_fact(row: dict[str, Term]) -> Fact | None:
     return Fact(
         doc_id=doc,
         subject=row["label"].value,
-        subject_iri=row["product"].value,
+        subject_iri=row["subject"].value,
         predicate=re.split(r"[#/]", prop)[-1],
         predicate_label=_humanise(re.split(r"[#/]", prop)[-1]),
         value=row["value"].value,
@@ -397,7 +397,7 @@ def _sparql_messages(
     )
     props = [p for p in props if not held or p.iri in held] or props
     prefix = prefix_of(ontology)
-    name = a.products[0].label if a.products else "Example Name"
+    name = a.subjects[0].label if a.subjects else "Example Name"
     user = (
         f"PREFIX {prefix}: <{ontology.namespace}>\n"
         f"Properties the question may need (held by the documents in scope):\n"
@@ -407,8 +407,8 @@ def _sparql_messages(
     )
     if a.search and a.search != a.question and a.search != a.topic:
         user += f"\nStandalone form of the question: {a.search}"
-    if a.products:
-        user += "\nNamed: " + "; ".join(p.label for p in a.products)
+    if a.subjects:
+        user += "\nNamed: " + "; ".join(p.label for p in a.subjects)
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
 
 

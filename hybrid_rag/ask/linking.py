@@ -10,14 +10,14 @@ from dataclasses import dataclass
 
 from hybrid_rag.text import STOPWORDS, tokens
 
-__all__ = ["HEAD_SHARE", "ProductIndex", "ProductMatch"]
+__all__ = ["HEAD_SHARE", "SubjectIndex", "SubjectMatch"]
 
 HEAD_SHARE = 0.4
 """The least share of a name's weight its first words must carry to name it alone."""
 
 
 @dataclass(frozen=True, slots=True)
-class ProductMatch:
+class SubjectMatch:
     """A document whose product the question names: the label that matched and how well."""
 
     doc_id: str
@@ -34,7 +34,7 @@ class _Label:
     order: tuple[str, ...] = ()
 
 
-class ProductIndex:
+class SubjectIndex:
     """Product names per document, matched against questions.
 
     A label matches when the question contains most of its IDF weight (``min_coverage``).
@@ -56,10 +56,10 @@ class ProductIndex:
         n = max(1, len(_by_doc(self._labels)))
         self._idf = {t: math.log(1 + n / c) for t, c in df.items()}
 
-    def restricted(self, doc_ids: Iterable[str]) -> ProductIndex:
+    def restricted(self, doc_ids: Iterable[str]) -> SubjectIndex:
         """The same index seeing only ``doc_ids`` (IDF weights kept from the full index)."""
         keep = set(doc_ids)
-        out = ProductIndex((), min_coverage=self._min)
+        out = SubjectIndex((), min_coverage=self._min)
         out._labels = [lab for lab in self._labels if lab.doc_id in keep]
         out._idf = self._idf
         return out
@@ -93,7 +93,7 @@ class ProductIndex:
         """Every token of every product name this index sees."""
         return frozenset(t for lab in self._labels for t in lab.toks)
 
-    def link(self, question: str) -> list[ProductMatch]:
+    def link(self, question: str) -> list[SubjectMatch]:
         """Documents whose product the question names, best first."""
         q = set(tokens(question))
         q |= {t[:-1] for t in q if t.endswith("%")} | {
@@ -129,11 +129,11 @@ class ProductIndex:
         ]
         return self._without_scattered(question, found)
 
-    def _without_scattered(self, question: str, found: list[ProductMatch]) -> list[ProductMatch]:
+    def _without_scattered(self, question: str, found: list[SubjectMatch]) -> list[SubjectMatch]:
         """Drop a match whose words the question says apart, each inside another named
         product ("Methyl alcohol" from "Methyl Ethyl Ketone, or Diacetone Alcohol")."""
         toks = tokens(question)
-        out: list[ProductMatch] = []
+        out: list[SubjectMatch] = []
         for m in found:
             others = {t for o in found if o is not m for t in o.matched}
             if len(m.matched) > 1 and m.matched <= others:
@@ -143,7 +143,7 @@ class ProductIndex:
             out.append(m)
         return out
 
-    def _by_head(self, question: str) -> list[ProductMatch]:
+    def _by_head(self, question: str) -> list[SubjectMatch]:
         """Products named by the head of their name only ("Guaiacol" for "Guaiacol, USP
         Grade", "Lead Nitrate" for "Lead Nitrate Crystal ACS Grade"), added to those whose
         name reaches ``min_coverage`` when their words are not already explained by them.
@@ -173,7 +173,7 @@ class ProductIndex:
         for g, _lab, _m, i in found.values():
             top[i] = max(g, top.get(i, 0.0))
         return [
-            ProductMatch(doc, lab.label, round(g, 4), m)
+            SubjectMatch(doc, lab.label, round(g, 4), m)
             for doc, (g, lab, m, i) in sorted(found.items(), key=lambda kv: (kv[1][3], kv[0]))
             if g == top[i]
         ]
@@ -182,17 +182,17 @@ class ProductIndex:
 def _select(
     ranked: list[tuple[float, float, _Label, frozenset[str]]],
     title: Callable[[str], str | None],
-) -> list[ProductMatch]:
+) -> list[SubjectMatch]:
     """The matches to keep, best first; one named by a one-word alias (a formula,
     "IPA") is labelled with the document's preferred name, which the answer shows."""
-    chosen: list[ProductMatch] = []
+    chosen: list[SubjectMatch] = []
     explained: set[str] = set()
     for cov, _got, lab, matched in ranked:
         ties = any(m.matched == matched and m.coverage == cov for m in chosen)
         if chosen and matched <= explained and not ties:
             continue
         label = lab.label if len(lab.toks) > 1 else title(lab.doc_id) or lab.label
-        chosen.append(ProductMatch(lab.doc_id, label, round(cov, 4), matched))
+        chosen.append(SubjectMatch(lab.doc_id, label, round(cov, 4), matched))
         explained |= matched
     # a match whose words another chosen match names too, and more ("Sulfuric Acid ...
     # Solution, Reagent Grade" of "Sulfuric Acid 70% Solution, Reagent Grade"), is that one

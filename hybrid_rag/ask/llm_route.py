@@ -33,7 +33,7 @@ from hybrid_rag import _budget
 from hybrid_rag._checks import check_int
 from hybrid_rag._prompt_vocab import describe_properties, prefix_of, relevant_properties
 from hybrid_rag.ask.analysis import Intent, QuestionAnalysis, ScopeView
-from hybrid_rag.ask.linking import ProductMatch
+from hybrid_rag.ask.linking import SubjectMatch
 from hybrid_rag.ask.route import OfflineRouter
 from hybrid_rag.errors import LLMError, OntologyError
 from hybrid_rag.models import ChatMessage
@@ -120,7 +120,7 @@ def is_confident(a: QuestionAnalysis) -> bool:
     """Whether a rule-based analysis is sure enough that no model needs to read the question."""
     if a.answered_directly:
         return True
-    return bool(a.products) and (bool(a.properties) or a.intent in _CLEAR)
+    return bool(a.subjects) and (bool(a.properties) or a.intent in _CLEAR)
 
 
 class LLMRouter:
@@ -207,7 +207,7 @@ def _unlinked_name(question: str, a: QuestionAnalysis, scope: ScopeView) -> bool
     if a.intent != "out_of_scope" or not a.missing:
         return False
     words = set(tokens(" ".join(a.missing))) - STOPWORDS
-    return any(scope.products.share(d, words) >= 0.5 for d in scope.doc_ids)
+    return any(scope.subjects.share(d, words) >= 0.5 for d in scope.doc_ids)
 
 
 def routing_prompt(
@@ -223,7 +223,7 @@ def routing_prompt(
     props = relevant_properties(
         question, scope.ontology, limit=MAX_PROPERTIES, include=first.properties
     )
-    listed = "\n".join(f"  {d}: {scope.products.label_of(d) or d}" for d in docs) or "  (none)"
+    listed = "\n".join(f"  {d}: {scope.subjects.label_of(d) or d}" for d in docs) or "  (none)"
     user = (
         f"Candidate documents (id: name), of {len(scope.doc_ids)} in scope:\n{listed}\n"
         f"Properties:\n{describe_properties(props, prefix_of(scope.ontology))}\n"
@@ -241,7 +241,7 @@ def _candidates(question: str, scope: ScopeView, first: QuestionAnalysis) -> lis
     linked = [d for d in first.doc_ids if d in scope.doc_ids]
     words = set(tokens(question)) - STOPWORDS
     scored = sorted(
-        ((scope.products.share(d, words), d) for d in scope.doc_ids if d not in linked),
+        ((scope.subjects.share(d, words), d) for d in scope.doc_ids if d not in linked),
         key=lambda t: (-t[0], t[1]),
     )
     return (linked + [d for score, d in scored if score > 0])[:MAX_CANDIDATES]
@@ -256,8 +256,8 @@ def _analysis(
         return QuestionAnalysis(question, (), (), r.intent, reason=reason)
     inside = set(scope.doc_ids)
     docs = [d for d in dict.fromkeys(r.documents) if d in inside]
-    products = tuple(
-        ProductMatch(d, scope.products.label_of(d) or d, 1.0, frozenset()) for d in docs
+    subjects = tuple(
+        SubjectMatch(d, scope.subjects.label_of(d) or d, 1.0, frozenset()) for d in docs
     )
     props = []
     for name in dict.fromkeys(r.properties):
@@ -268,7 +268,7 @@ def _analysis(
     standalone = (r.standalone or "").strip()
     return replace(
         first,
-        products=products or first.products,
+        subjects=subjects or first.subjects,
         properties=tuple(props) or first.properties,
         intent=r.intent,
         filter_terms=tuple(t for t in r.filter_terms if t.strip()) or first.filter_terms,

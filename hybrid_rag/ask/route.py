@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView, analyse
 from hybrid_rag.ask.grammar import creative_request, unsafe_request
-from hybrid_rag.ask.linking import HEAD_SHARE, ProductMatch
+from hybrid_rag.ask.linking import HEAD_SHARE, SubjectMatch
 from hybrid_rag.models import ChatMessage
 from hybrid_rag.protocols import Ontology, OntologyMatching
 from hybrid_rag.text import STOPWORDS, tokens
@@ -115,8 +115,8 @@ class OfflineRouter:
             return _direct(question, "unsafe", _REFUSE)
         if creative_request(question):
             return _direct(question, "out_of_scope", _CREATIVE)
-        a = analyse(question, index=scope.products, ontology=scope.ontology)
-        if not a.products and history:
+        a = analyse(question, index=scope.subjects, ontology=scope.ontology)
+        if not a.subjects and history:
             a = _follow_up(a, history, scope)
         missing = _outside_scope(question, a, scope)
         if missing:
@@ -132,7 +132,7 @@ class OfflineRouter:
             )
         near = (
             (_near_namesake(question, a, scope) or _other_namesake(question, a, scope))
-            if a.products
+            if a.subjects
             else None
         )
         if near is not None:
@@ -140,7 +140,7 @@ class OfflineRouter:
                 _direct(question, "out_of_scope", f"Not found: no document is about {near}."),
                 missing=(near,),
             )
-        if not a.products:
+        if not a.subjects:
             unknown = _unknown_name(question, scope) or (
                 None if scope.scoped else _unlinked_name(question, scope)
             )
@@ -171,11 +171,11 @@ def _follow_up(
 ) -> QuestionAnalysis:
     """A follow-up inherits the products of the latest user turn that named one."""
     for turn in reversed([m.content for m in history if m.role == "user"]):
-        prev = analyse(turn, index=scope.products, ontology=scope.ontology)
-        if prev.products:
-            names = "; ".join(p.label for p in prev.products)
+        prev = analyse(turn, index=scope.subjects, ontology=scope.ontology)
+        if prev.subjects:
+            names = "; ".join(p.label for p in prev.subjects)
             expanded = analyse(
-                f"{a.question} ({names})", index=scope.products, ontology=scope.ontology
+                f"{a.question} ({names})", index=scope.subjects, ontology=scope.ontology
             )
             return replace(expanded, question=a.question, search=expanded.topic)
     return a
@@ -186,7 +186,7 @@ def _outside_scope(question: str, a: QuestionAnalysis, scope: ScopeView) -> list
     if not scope.scoped or scope.catalog is None:
         return []
     inside = set(scope.doc_ids)
-    explained = {t for p in a.products for t in p.matched}
+    explained = {t for p in a.subjects for t in p.matched}
     out = [
         m.label
         for m in scope.catalog.link(question)
@@ -197,14 +197,14 @@ def _outside_scope(question: str, a: QuestionAnalysis, scope: ScopeView) -> list
 
 def _about_scope(a: QuestionAnalysis, scope: ScopeView) -> QuestionAnalysis:
     """The scoped documents as the question's products (it named none)."""
-    products = tuple(
-        ProductMatch(d, scope.products.label_of(d) or d, 1.0, frozenset()) for d in scope.doc_ids
+    subjects = tuple(
+        SubjectMatch(d, scope.subjects.label_of(d) or d, 1.0, frozenset()) for d in scope.doc_ids
     )
-    if len(products) == 1:
-        return replace(a, products=products)
-    names = "; ".join(p.label for p in products)  # read the comparison as if they were named
-    redone = analyse(f"{a.question} ({names})", index=scope.products, ontology=scope.ontology)
-    return replace(redone, question=a.question, products=products, search=a.question)
+    if len(subjects) == 1:
+        return replace(a, subjects=subjects)
+    names = "; ".join(p.label for p in subjects)  # read the comparison as if they were named
+    redone = analyse(f"{a.question} ({names})", index=scope.subjects, ontology=scope.ontology)
+    return replace(redone, question=a.question, subjects=subjects, search=a.question)
 
 
 def _known_words(question: str, scope: ScopeView, *, scoped: bool = False) -> bool:
@@ -216,7 +216,7 @@ def _known_words(question: str, scope: ScopeView, *, scoped: bool = False) -> bo
     words = _content_words(question)
     if scoped:
         return bool(words)
-    return bool(words & (_ontology_words(scope.ontology) | _product_words(scope)))
+    return bool(words & (_ontology_words(scope.ontology) | _subject_words(scope)))
 
 
 def _unknown_name(question: str, scope: ScopeView) -> str | None:
@@ -225,7 +225,7 @@ def _unknown_name(question: str, scope: ScopeView) -> str | None:
     Only capitalised words and words with digits count as name words, so a lower-case
     paraphrase never makes a question out of scope.
     """
-    known = _ontology_words(scope.ontology) | _product_words(scope) | STOPWORDS | _GRAMMAR
+    known = _ontology_words(scope.ontology) | _subject_words(scope) | STOPWORDS | _GRAMMAR
     known |= _property_words(scope.ontology)
     words = _WORD.findall(question)
     for i, w in enumerate(words):
@@ -259,13 +259,13 @@ def _near_namesake(question: str, a: QuestionAnalysis, scope: ScopeView) -> str 
     """A product the question names by a code no product has, right after words of a
     linked product whose own name has another code: "Examplon Solvent 98X" while only
     "Examplon Solvent 99%" is stored names another product, not that one."""
-    known = _product_words(scope) | _ontology_words(scope.ontology) | STOPWORDS | _GRAMMAR
+    known = _subject_words(scope) | _ontology_words(scope.ontology) | STOPWORDS | _GRAMMAR
     words = _WORD.findall(question)
     for i in range(1, len(words)):
         if not _unknown_code(words[i], words[i - 1], known, scope.ontology):
             continue
         before = set(tokens(words[i - 1]))
-        for p in a.products:
+        for p in a.subjects:
             rest = set(tokens(p.label)) - p.matched
             if before & p.matched and any(c.isdigit() for t in rest for c in t):
                 return _name_around(words, i, known)
@@ -278,21 +278,21 @@ def _other_namesake(question: str, a: QuestionAnalysis, scope: ScopeView) -> str
     Solution" while "Sulfuric Acid 70% Solution" is stored) or a strength anywhere in it
     ("Sodium Hydroxide 50% Solution" while the 10N is). Linked on generic words, the
     question names another product."""
-    names = set().union(*(scope.products.doc_tokens(p.doc_id) for p in a.products))
+    names = set().union(*(scope.subjects.doc_tokens(p.doc_id) for p in a.subjects))
     plain = _ontology_words(scope.ontology) | _property_words(scope.ontology)
     plain |= STOPWORDS | _GRAMMAR
     words = _WORD.findall(question)
-    for p in a.products:
+    for p in a.subjects:
         full = not set(tokens(p.label)) - p.matched  # every word of the name is said
         # then only a strength that contradicts one of its names' ("NaOH 10N" of the 2N)
-        rival = any(_STRENGTH.fullmatch(t) for t in scope.products.doc_tokens(p.doc_id) - p.matched)
+        rival = any(_STRENGTH.fullmatch(t) for t in scope.subjects.doc_tokens(p.doc_id) - p.matched)
         for start, end in _name_runs(question):
             run = [tokens(w) for w in words[start:end]]
             hit = [i for i, ts in enumerate(run) if set(ts) & p.matched]
             said = {t for ts in run for t in ts} & p.matched
             if not any(c.isalpha() for t in said for c in t):
                 continue  # a bare number ("Category 2") is no name ("2-Propanone")
-            if scope.products.share(p.doc_id, said) < HEAD_SHARE:
+            if scope.subjects.share(p.doc_id, said) < HEAD_SHARE:
                 continue  # only generic words of its name ("Lab Grade") in another name
             for i, ts in enumerate(run):
                 own = [t for t in ts if t not in names and t not in plain]
@@ -378,8 +378,8 @@ def _content_words(question: str) -> set[str]:
     return {t for t in tokens(question) if t.isalpha() and t not in STOPWORDS | _GRAMMAR}
 
 
-def _product_words(scope: ScopeView) -> frozenset[str]:
-    return (scope.catalog or scope.products).tokens() | scope.products.tokens()
+def _subject_words(scope: ScopeView) -> frozenset[str]:
+    return (scope.catalog or scope.subjects).tokens() | scope.subjects.tokens()
 
 
 def _ontology_words(ontology: Ontology) -> frozenset[str]:

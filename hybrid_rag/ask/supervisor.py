@@ -33,7 +33,7 @@ from hybrid_rag._workers import Workers
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView
 from hybrid_rag.ask.compose import AnswerComposer, Synthesis
 from hybrid_rag.ask.kg import KGResult, run_kg_chain
-from hybrid_rag.ask.linking import ProductIndex
+from hybrid_rag.ask.linking import SubjectIndex
 from hybrid_rag.ask.vector import VectorResult, run_vector_chain, with_section_passages
 from hybrid_rag.errors import DocumentNotFoundError, InputError, StoreLockedError
 from hybrid_rag.models import (
@@ -56,7 +56,7 @@ from hybrid_rag.protocols import (
 )
 from hybrid_rag.text import norm, tokens
 
-__all__ = ["AskParts", "History", "ProductIndexCache", "Supervisor", "check_docs"]
+__all__ = ["AskParts", "History", "SubjectIndexCache", "Supervisor", "check_docs"]
 
 log = logging.getLogger("hybrid_rag")
 
@@ -80,24 +80,24 @@ class AskParts:
     composer: AnswerComposer
     llm: LLMProvider | None
     workers: Workers
-    products: ProductIndexCache
+    subjects: SubjectIndexCache
     timeout: float
     top_k: int
 
 
-class ProductIndexCache:
+class SubjectIndexCache:
     """The product names of every catalogued document, built once and dropped on change."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._index: ProductIndex | None = None
+        self._index: SubjectIndex | None = None
 
-    def get(self, catalog: Catalog) -> ProductIndex:
+    def get(self, catalog: Catalog) -> SubjectIndex:
         """The index (built from ``catalog`` on first use after a change)."""
         with self._lock:
             if self._index is None:
                 entries = [(d.doc_id, [d.title or "", *d.aliases]) for d in catalog.list()]
-                self._index = ProductIndex(entries)
+                self._index = SubjectIndex(entries)
             return self._index
 
     def invalidate(self) -> None:
@@ -265,7 +265,7 @@ class Supervisor:
         return docs, True
 
     def _view(self, scope: list[str], scoped: bool) -> ScopeView:
-        full = self.parts.products.get(self.parts.catalog)
+        full = self.parts.subjects.get(self.parts.catalog)
         return ScopeView(tuple(scope), full.restricted(scope), self.parts.ontology, scoped, full)
 
     async def _chains(
@@ -275,7 +275,7 @@ class Supervisor:
         p = self.parts
         vscope: list[str] | None = scope if scoped else None
         query = a.search or a.question
-        if mode == "hybrid" and a.products:  # search inside the named products' sheets
+        if mode == "hybrid" and a.subjects:  # search inside the named products' sheets
             vscope, query = [d for d in a.doc_ids if d in scope], a.search or a.topic
         out: dict[str, Any] = {}
         timings: dict[str, float] = {}
@@ -321,7 +321,7 @@ class Supervisor:
                 # chunks without a catalog entry (a crash, another writer's ingest in
                 # flight) are never served: search again within the catalogued documents
                 found = await search(scope)
-            if a.intent != "procedure" or not a.sections or not a.products:
+            if a.intent != "procedure" or not a.sections or not a.subjects:
                 return found
             return await with_section_passages(
                 found, vectors=p.vectors, doc_ids=a.doc_ids, sections=a.sections, workers=p.workers

@@ -72,7 +72,7 @@ class ExtractedFact:
 class Extraction:
     """What offline extraction found in one document."""
 
-    product: str
+    subject: str
     aliases: tuple[str, ...]
     facts: tuple[ExtractedFact, ...]
     warnings: tuple[str, ...] = ()
@@ -1093,11 +1093,11 @@ def _names(
     title = _trimmed(title, labels) if title else None
     fallback = False
     if title and not _placeholder(title):
-        product = _clean_name(title)
+        subject = _clean_name(title)
     elif fields:
-        product = fields[0]
+        subject = fields[0]
     else:
-        product, fallback = _stem_name(source_name), True
+        subject, fallback = _stem_name(source_name), True
     aliases: list[str] = []
     for f in facts:
         if f.status != "stated":
@@ -1112,9 +1112,9 @@ def _names(
     for a in aliases:
         if _placeholder(a):
             continue
-        if 2 < len(a) <= 80 and a.lower() != product.lower() and a not in out:
+        if 2 < len(a) <= 80 and a.lower() != subject.lower() and a not in out:
             out.append(a)
-    return product, tuple(out[:8]), fallback
+    return subject, tuple(out[:8]), fallback
 
 
 _FORMULA = re.compile(r"(?:[A-Z][a-z]?\d*){2,}|[A-Z][a-z]?\d+")
@@ -1249,13 +1249,13 @@ def extract_offline(
         _scan_page(state, page)
     _derive(state)
     found = state.result()
-    product, aliases, fallback = _names(pages, found, source_name, _column_labels(ontology))
+    subject, aliases, fallback = _names(pages, found, source_name, _column_labels(ontology))
     warnings: list[str] = []
     if fallback:
-        warnings.append(f"no product name found; using {product!r} from the file name")
+        warnings.append(f"no product name found; using {subject!r} from the file name")
     if not found:
         warnings.append("no facts found")
     facts = _with_chunks(found, pages, chunks)
     return Extraction(
-        product=product, aliases=aliases, facts=tuple(facts), warnings=tuple(warnings)
+        subject=subject, aliases=aliases, facts=tuple(facts), warnings=tuple(warnings)
     )

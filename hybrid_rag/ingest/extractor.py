@@ -66,13 +66,13 @@ def checked_extraction(
         if f.chunk_id is not None and chunks.get(f.chunk_id) != f.page:
             f = replace(f, chunk_id=None)
         kept.append(f)
-    product = extraction.product.strip() or PurePath(document.name).stem or document.doc_id
-    if not dropped and product == extraction.product:
+    subject = extraction.subject.strip() or PurePath(document.name).stem or document.doc_id
+    if not dropped and subject == extraction.subject:
         return extraction
     notes = [f"dropped {n} fact(s): {why}" for why, n in sorted(dropped.items())]
     return replace(
         extraction,
-        product=product,
+        subject=subject,
         facts=tuple(kept),
         warnings=(*extraction.warnings, *notes),
     )

@@ -224,7 +224,7 @@ class ChunkwiseExtractor:
             lambda: OfflineExtractor().extract_sync(document, ontology=ontology)
         )
         if not self._offline:
-            base = Extraction(base.product, (), (), base.warnings[:1])
+            base = Extraction(base.subject, (), (), base.warnings[:1])
         tally = Tally({})
         read = await self._read_all(_chunks_of(document), ontology, tally)
         found = [f for facts, _names in read for f in facts]
@@ -264,17 +264,17 @@ class ChunkwiseExtractor:
                 continue
             seen.add(_key(f))
             facts.append(f)
-        product = base.product
+        subject = base.subject
         fell_back = any(w.startswith("no product name found") for w in base.warnings)
         if fell_back and names:
-            product = names[0].strip()
-        aliases = _merged_names(product, (*base.aliases, *names))
+            subject = names[0].strip()
+        aliases = _merged_names(subject, (*base.aliases, *names))
         warnings = tuple(w for w in base.warnings if not (fell_back and names and "product" in w))
         if not facts and "no facts found" not in warnings:
             warnings = (*warnings, "no facts found")
         elif facts:
             warnings = tuple(w for w in warnings if w != "no facts found")
-        return Extraction(product, aliases, tuple(facts), (*warnings, *tally.lines()))
+        return Extraction(subject, aliases, tuple(facts), (*warnings, *tally.lines()))
 
     def _resolved(self, f: ExtractedFact) -> ExtractedFact:
         if f.object_label is None:
@@ -473,9 +473,9 @@ def _key(f: ExtractedFact) -> tuple[str, str]:
     return f.prop, normalise_name(f.object_label or f.value)
 
 
-def _merged_names(product: str, names: Sequence[str]) -> tuple[str, ...]:
+def _merged_names(subject: str, names: Sequence[str]) -> tuple[str, ...]:
     """Aliases: distinct by normalised name, never the product itself, at most 8."""
-    seen = {normalise_name(product)}
+    seen = {normalise_name(subject)}
     out: list[str] = []
     for n in names:
         n = " ".join(n.split()).strip(" .")

@@ -488,7 +488,7 @@ def _info(prep: Prepared, label: str, digest: str, old: DocumentInfo | None) -> 
         pages=len(prep.document.pages),
         chunks=len(prep.chunks),
         triples=len(prep.triples),
-        title=prep.extraction.product,
+        title=prep.extraction.subject,
         aliases=list(prep.extraction.aliases),
         created_at=old.created_at if old else now,
         updated_at=now,

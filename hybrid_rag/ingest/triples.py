@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from hybrid_rag.ingest.extract import ExtractedFact, Extraction
     from hybrid_rag.protocols import Ontology
 
-__all__ = ["build_triples", "doc_local_name", "product_iri"]
+__all__ = ["build_triples", "doc_local_name", "subject_iri"]
 
 _T = iri(RDF_TYPE)
 _DOC_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
@@ -35,7 +35,7 @@ def doc_local_name(doc_id: str) -> str:
     return "doc-" + doc_id.replace("_", "__").replace(".", "_d")
 
 
-def product_iri(doc_id: str, *, ontology: Ontology) -> str:
+def subject_iri(doc_id: str, *, ontology: Ontology) -> str:
     """The IRI of a document's product: ``DATA`` + ``doc_local_name`` + ``-product``.
 
     Injective in ``doc_id`` (fact IRIs append ``-fact-<n>``, so they are too). The
@@ -49,15 +49,15 @@ def product_iri(doc_id: str, *, ontology: Ontology) -> str:
 def build_triples(doc_id: str, extraction: Extraction, *, ontology: Ontology) -> list[Triple]:
     """All triples of one document: the product, direct property triples and ``hr:Fact`` nodes."""
     ns = ontology.namespace
-    product = iri(product_iri(doc_id, ontology=ontology))
+    subject = iri(subject_iri(doc_id, ontology=ontology))
     out: list[Triple] = [
-        (product, _T, iri(ns + "Product")),
-        (product, iri(RDFS_LABEL), literal(extraction.product)),
+        (subject, _T, iri(ns + "Product")),
+        (subject, iri(RDFS_LABEL), literal(extraction.subject)),
     ]
-    out += [(product, iri(SKOS_ALT), literal(a)) for a in extraction.aliases]
+    out += [(subject, iri(SKOS_ALT), literal(a)) for a in extraction.aliases]
     entities: dict[str, Term] = {}
     for n, fact in enumerate(extraction.facts):
-        out += _fact_triples(doc_id, n, fact, product, ns=ns, ontology=ontology, entities=entities)
+        out += _fact_triples(doc_id, n, fact, subject, ns=ns, ontology=ontology, entities=entities)
     return out
 
 
@@ -65,17 +65,17 @@ def _fact_triples(
     doc_id: str,
     n: int,
     fact: ExtractedFact,
-    product: Term,
+    subject: Term,
     *,
     ns: str,
     ontology: Ontology,
     entities: dict[str, Term],
 ) -> list[Triple]:
     prop = iri(ns + fact.prop)
-    node = iri(f"{product.value}-fact-{n}")
+    node = iri(f"{subject.value}-fact-{n}")
     out: list[Triple] = [
         (node, _T, iri(HR + "Fact")),
-        (node, iri(HR + "subject"), product),
+        (node, iri(HR + "subject"), subject),
         (node, iri(HR + "property"), prop),
         (node, iri(HR + "value"), literal(fact.value)),
         (node, iri(HR + "status"), literal(fact.status)),
@@ -91,9 +91,9 @@ def _fact_triples(
         out.append((node, iri(HR + "unit"), literal(fact.unit)))
     if fact.object_label:
         entity, new = _entity(fact, ns=ns, ontology=ontology, entities=entities)
-        out += [*new, (product, prop, entity), (node, iri(HR + "object"), entity)]
+        out += [*new, (subject, prop, entity), (node, iri(HR + "object"), entity)]
     elif fact.status == "stated":
-        out.append((product, prop, literal(fact.value)))
+        out.append((subject, prop, literal(fact.value)))
     return out
 
 

@@ -63,9 +63,9 @@ def sample_document(doc_id: str = "examplon") -> PreparedDocument:
 def sample_scope(ontology: Ontology) -> ScopeView:
     """Two documents whose products are "Examplon Solvent 99%" and "Demoline Glass Cleaner"."""
     from hybrid_rag.ask.analysis import ScopeView
-    from hybrid_rag.ask.linking import ProductIndex
+    from hybrid_rag.ask.linking import SubjectIndex
 
-    index = ProductIndex(
+    index = SubjectIndex(
         [("examplon", ["Examplon Solvent 99%"]), ("demoline", ["Demoline Glass Cleaner"])]
     )
     return ScopeView(("examplon", "demoline"), index, ontology, False)
@@ -91,7 +91,7 @@ class ExtractorContract(_WithOntology):
 
     def test_product_is_never_empty(self, extractor: Extractor, ontology: Ontology) -> None:
         ex = asyncio.run(extractor.extract(sample_document(), ontology=ontology))
-        assert ex.product.strip()
+        assert ex.subject.strip()
 
     def test_facts_are_backed_by_quotes_on_their_pages(
         self, extractor: Extractor, ontology: Ontology
@@ -114,7 +114,7 @@ class ExtractorContract(_WithOntology):
             doc_id="blank", name="blank.txt", source="blank.txt", pages=(Page(number=1, text=""),)
         )
         ex = asyncio.run(extractor.extract(doc, ontology=ontology))
-        assert ex.facts == () and ex.product.strip()
+        assert ex.facts == () and ex.subject.strip()
 
     def test_concurrent_calls_are_independent(
         self, extractor: Extractor, ontology: Ontology
@@ -157,7 +157,7 @@ class QuestionRouterContract(_WithOntology):
             "What is the boiling point of Glorbium Nitrate?",
         ):
             a = asyncio.run(router.route(q, scope=scope))
-            assert {p.doc_id for p in a.products} <= set(scope.doc_ids), q
+            assert {p.doc_id for p in a.subjects} <= set(scope.doc_ids), q
             assert {p.name for p in a.properties} <= names, q
             assert a.intent in (
                 "lookup",
@@ -187,4 +187,4 @@ class QuestionRouterContract(_WithOntology):
             router.route("And its boiling point?", scope=sample_scope(ontology), history=history)
         )
         assert a.question == "And its boiling point?"
-        assert [p.doc_id for p in a.products] == ["examplon"]
+        assert [p.doc_id for p in a.subjects] == ["examplon"]

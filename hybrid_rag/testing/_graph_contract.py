@@ -48,7 +48,7 @@ UPDATES = [
 ]
 
 
-def product(doc: str, name: str, *extra: Triple) -> list[Triple]:
+def named_subject(doc: str, name: str, *extra: Triple) -> list[Triple]:
     """A small document graph: one product with a name and a marker note."""
     subject = iri(f"{EX}{doc}/product")
     return [
@@ -87,32 +87,34 @@ class GraphStoreContract:
         assert isinstance(graph_store, GraphStore)
 
     def test_replace_returns_count_and_is_queryable(self, graph_store: GraphStore) -> None:
-        assert graph_store.replace("a", product("a", "Acetone")) == 3
+        assert graph_store.replace("a", named_subject("a", "Acetone")) == 3
         assert count(graph_store, "a") == 3
         result = graph_store.query(f"SELECT ?n WHERE {{ ?s <{P_NAME.value}> ?n }}", scope=["a"])
         assert values(result, "n") == ["Acetone"]
 
     def test_double_write_keeps_one_copy(self, graph_store: GraphStore) -> None:
-        triples = product("a", "Acetone")
+        triples = named_subject("a", "Acetone")
         graph_store.replace("a", triples)
         assert graph_store.replace("a", triples) == 3
         assert count(graph_store, "a") == 3
 
     def test_duplicate_triples_in_one_write_are_stored_once(self, graph_store: GraphStore) -> None:
-        triples = product("a", "Acetone")
+        triples = named_subject("a", "Acetone")
         assert graph_store.replace("a", triples + triples) == 3
 
     def test_replace_removes_old_triples(self, graph_store: GraphStore) -> None:
-        graph_store.replace("a", product("a", "Old name"))
-        graph_store.replace("a", product("a", "New name"))
+        graph_store.replace("a", named_subject("a", "Old name"))
+        graph_store.replace("a", named_subject("a", "New name"))
         result = graph_store.query(f"SELECT ?n WHERE {{ ?s <{P_NAME.value}> ?n }}", scope=["a"])
         assert values(result, "n") == ["New name"]
         assert count(graph_store, "a") == 3
 
     def test_replace_leaves_other_documents_untouched(self, graph_store: GraphStore) -> None:
-        graph_store.replace("a", product("a", "Acetone"))
-        graph_store.replace("b", product("b", "Benzene", (iri(EX + "x"), P_NOTE, literal("b2"))))
-        graph_store.replace("a", product("a", "Acetone v2"))
+        graph_store.replace("a", named_subject("a", "Acetone"))
+        graph_store.replace(
+            "b", named_subject("b", "Benzene", (iri(EX + "x"), P_NOTE, literal("b2")))
+        )
+        graph_store.replace("a", named_subject("a", "Acetone v2"))
         assert count(graph_store, "b") == 4
         result = graph_store.query(f"SELECT ?n WHERE {{ ?s <{P_NAME.value}> ?n }}", scope=["b"])
         assert values(result, "n") == ["Benzene"]
@@ -124,12 +126,12 @@ class GraphStoreContract:
     def test_invalid_doc_id_rejected(self, graph_store: GraphStore) -> None:
         for bad in ("", "a b", "a>b", "x" * 129, "../etc"):
             with pytest.raises(InvalidDocIdError):
-                graph_store.replace(bad, product("a", "x"))
+                graph_store.replace(bad, named_subject("a", "x"))
         assert graph_store.doc_ids() == []
 
     def test_empty_write_removes_graph(self, graph_store: GraphStore) -> None:
-        graph_store.replace("a", product("a", "Acetone"))
-        graph_store.replace("b", product("b", "Benzene"))
+        graph_store.replace("a", named_subject("a", "Acetone"))
+        graph_store.replace("b", named_subject("b", "Benzene"))
         assert graph_store.replace("a", []) == 0
         assert count(graph_store, "a") == 0
         assert graph_store.doc_ids() == ["b"]
@@ -145,7 +147,7 @@ class GraphStoreContract:
         ],
     )
     def test_malformed_triples_are_input_errors(self, graph_store: GraphStore, bad: Any) -> None:
-        graph_store.replace("a", product("a", "Acetone"))
+        graph_store.replace("a", named_subject("a", "Acetone"))
         with pytest.raises(InputError):
             graph_store.replace("a", bad)
         with pytest.raises(InputError):
@@ -164,11 +166,11 @@ class GraphStoreContract:
     def test_unstorable_triple_is_store_error_and_graph_unchanged(
         self, graph_store: GraphStore, bad: Triple
     ) -> None:
-        graph_store.replace("a", product("a", "Acetone"))
+        graph_store.replace("a", named_subject("a", "Acetone"))
         with pytest.raises(StoreError):
-            graph_store.replace("a", [*product("a", "Changed"), bad])
+            graph_store.replace("a", [*named_subject("a", "Changed"), bad])
         with pytest.raises(StoreError):
-            graph_store.replace("new", [*product("new", "New"), bad])
+            graph_store.replace("new", [*named_subject("new", "New"), bad])
         assert count(graph_store, "a") == 3
         assert values(
             graph_store.query(f"SELECT ?n WHERE {{ ?s <{P_NAME.value}> ?n }}", scope=["a"]), "n"
@@ -178,8 +180,8 @@ class GraphStoreContract:
     # -- deleting and listing ----------------------------------------------------------
 
     def test_delete(self, graph_store: GraphStore) -> None:
-        graph_store.replace("a", product("a", "Acetone"))
-        graph_store.replace("b", product("b", "Benzene"))
+        graph_store.replace("a", named_subject("a", "Acetone"))
+        graph_store.replace("b", named_subject("b", "Benzene"))
         assert graph_store.delete("a") is True
         assert count(graph_store, "a") == 0
         assert count(graph_store, "b") == 3
@@ -187,22 +189,22 @@ class GraphStoreContract:
 
     def test_delete_absent_is_false(self, graph_store: GraphStore) -> None:
         assert graph_store.delete("nothing") is False
-        graph_store.replace("a", product("a", "Acetone"))
+        graph_store.replace("a", named_subject("a", "Acetone"))
         graph_store.delete("a")
         assert graph_store.delete("a") is False
 
     def test_doc_ids(self, graph_store: GraphStore) -> None:
         assert graph_store.doc_ids() == []
         for doc in ("c", "a", "b-2.x_y"):
-            graph_store.replace(doc, product(doc, doc))
+            graph_store.replace(doc, named_subject(doc, doc))
         assert sorted(graph_store.doc_ids()) == ["a", "b-2.x_y", "c"]
 
     # -- scope isolation ---------------------------------------------------------------
 
     @pytest.fixture
     def two_docs(self, graph_store: GraphStore) -> GraphStore:
-        graph_store.replace("a", product("a", "Acetone"))
-        graph_store.replace("b", product("b", "Benzene"))
+        graph_store.replace("a", named_subject("a", "Acetone"))
+        graph_store.replace("b", named_subject("b", "Benzene"))
         return graph_store
 
     def test_plain_pattern_sees_only_scope(self, two_docs: GraphStore) -> None:
@@ -211,7 +213,7 @@ class GraphStoreContract:
         assert not any("marker-b" in r["o"].value or "/b/" in r["s"].value for r in rows)
 
     def test_scope_of_two_is_union(self, two_docs: GraphStore) -> None:
-        two_docs.replace("c", product("c", "Chloroform"))
+        two_docs.replace("c", named_subject("c", "Chloroform"))
         result = two_docs.query(
             f"SELECT ?n WHERE {{ ?s <{P_NAME.value}> ?n }} ORDER BY ?n", scope=["a", "b"]
         )
@@ -356,7 +358,7 @@ class GraphStoreContract:
     def test_numbers_compare_and_sort_across_documents(self, graph_store: GraphStore) -> None:
         for doc, number in (("a", -20.0), ("b", 12.5), ("c", -45.0)):
             extra = (iri(f"{EX}{doc}/product"), P_FLASH, literal(number))
-            graph_store.replace(doc, product(doc, doc, extra))
+            graph_store.replace(doc, named_subject(doc, doc, extra))
         flash = P_FLASH.value
         ordered = graph_store.query(
             f"SELECT ?v WHERE {{ ?s <{flash}> ?v }} ORDER BY ?v", scope=["a", "b"]
@@ -383,7 +385,7 @@ class GraphStoreContract:
     def test_concurrent_queries(self, graph_store: GraphStore) -> None:
         docs = [f"d{i}" for i in range(6)]
         for doc in docs:
-            graph_store.replace(doc, product(doc, f"name-{doc}"))
+            graph_store.replace(doc, named_subject(doc, f"name-{doc}"))
         q = f"SELECT ?n WHERE {{ ?s <{P_NAME.value}> ?n }}"
 
         def ask(i: int) -> tuple[str, list[Any]]:
@@ -396,7 +398,7 @@ class GraphStoreContract:
 
     def test_concurrent_writes_to_different_docs(self, graph_store: GraphStore) -> None:
         def write(i: int) -> int:
-            return graph_store.replace(f"w{i}", product(f"w{i}", f"n{i}"))
+            return graph_store.replace(f"w{i}", named_subject(f"w{i}", f"n{i}"))
 
         with ThreadPoolExecutor(max_workers=4) as pool:
             assert list(pool.map(write, range(12))) == [3] * 12

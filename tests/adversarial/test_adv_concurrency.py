@@ -35,8 +35,8 @@ SAMPLE_QUESTIONS = [
 ]
 
 
-def _sheet(product: str, flash: int) -> bytes:
-    return f"{product}\nSECTION 9\nFlash point: {flash} \u00b0C\n".encode()
+def _sheet(subject: str, flash: int) -> bytes:
+    return f"{subject}\nSECTION 9\nFlash point: {flash} \u00b0C\n".encode()
 
 
 @pytest.fixture(scope="module")
