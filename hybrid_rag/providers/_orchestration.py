@@ -11,7 +11,7 @@ note that the service treats ``{{?name}}`` in a message as a template placeholde
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 import anyio.to_thread
