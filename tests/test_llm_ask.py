@@ -417,3 +417,17 @@ def test_routing_runs_inside_the_budget_and_keeps_a_call_for_the_answer(rag: Hyb
     assert time.perf_counter() - started < 6
     assert any(e.chain == "routing" and e.kind == "timeout" for e in ans.errors)
     assert len(seen) <= 2  # routing and the answer, never a third call
+
+
+def test_a_reply_that_only_restates_the_question_is_not_served(rag: HybridRAG) -> None:
+    def model(m: Sequence[ChatMessage]) -> str:
+        return "The boiling point of Examplon Solvent 99% is Examplon Solvent 99% [1]."
+
+    with rag.override(llm=FunctionLLM(model)):
+        ans = rag.ask("What is the boiling point of Examplon Solvent 99%?")
+    assert ans.generation == "extractive"
+    assert any(e.kind in ("no_answer", "ungrounded") for e in ans.errors)
+    g = check_grounding(
+        "The flash point of X is X.", ["X flash point"], question="Flash point of X?"
+    )
+    assert g.informative == 0

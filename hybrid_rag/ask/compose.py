@@ -225,6 +225,8 @@ _SYNTH = """Answer the question using only the numbered sources. Cite sources li
 If the sources do not contain the answer, say that the documents do not state it.
 Be brief (at most 3 sentences); start with the direct answer."""
 
+_STATUS = {"unavailable": "the document says it is not available"}
+
 MAX_FACTS = 8
 """Facts a synthesis prompt carries (those of the asked properties first)."""
 MAX_PASSAGES = 4
@@ -249,7 +251,7 @@ def synthesis_messages(
         evidence.append(f.evidence)
         lines.append(
             f"[{len(evidence)}] {f.subject} - {f.predicate_label}: {f.value} "
-            f"({f.status}; {f.evidence.doc_id} p.{f.evidence.page})"
+            f"({_STATUS.get(f.status, f.status)}; {f.evidence.doc_id} p.{f.evidence.page})"
         )
     for p in passages[:MAX_PASSAGES]:
         text = _nearest(p.text, question, PASSAGE_CHARS)

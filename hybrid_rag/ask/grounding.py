@@ -71,6 +71,8 @@ class Grounding:
         unsupported: numbers (with unit) that no source of their claim states.
         unsupported_claims: claims (sentences) that no source states.
         added: how many claims got a marker the model had not written (or a better one).
+        informative: how many claims say something the question does not (a word or a
+            number of their own): a reply of none only restates the question.
     """
 
     text: str
@@ -79,6 +81,7 @@ class Grounding:
     unsupported: tuple[str, ...]
     unsupported_claims: tuple[str, ...] = ()
     added: int = 0
+    informative: int = 0
 
     @property
     def ok(self) -> bool:
@@ -107,9 +110,11 @@ def check_grounding(
     out: list[str] = []
     unsupported: list[str] = []
     claims_missing: list[str] = []
-    added = 0
+    added = informative = 0
     for claim, gap in _claims(clean):
         body = _MARKER.sub("", claim).strip()
+        own = {q for q in _quantities(_plain(body)) if not _stated(q, [], question)}
+        informative += bool(own or _words(body) - _words(question))
         marks = [int(m.group(1)) for m in _MARKER.finditer(claim)]
         found = _backing(body, marks, sources, question, min_cover)
         if found is None and _words(body) - _words(question):
@@ -122,7 +127,13 @@ def check_grounding(
     checked = "".join(out).strip()
     cited = tuple(dict.fromkeys(int(m.group(1)) for m in _MARKER.finditer(checked)))
     return Grounding(
-        checked, cited, dangling, tuple(dict.fromkeys(unsupported)), tuple(claims_missing), added
+        checked,
+        cited,
+        dangling,
+        tuple(dict.fromkeys(unsupported)),
+        tuple(claims_missing),
+        added,
+        informative,
     )
 
 

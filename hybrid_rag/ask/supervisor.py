@@ -473,6 +473,8 @@ def _rejection(answer: Answer, synth: Synthesis, a: QuestionAnalysis) -> tuple[s
         if g.unsupported_claims:
             parts.append(f"{len(g.unsupported_claims)} claim(s) no source states")
         return "ungrounded", "; ".join(parts)
+    if g is not None and not g.informative:
+        return "no_answer", "the reply only restates the question"
     stated = [f for f in answer.facts if f.status == "stated"]
     if stated and (a.intent in ("min", "max", "same") or a.polar):
         disagreement = _disagrees(text, extractive, stated, a)
