@@ -431,3 +431,33 @@ def test_a_reply_that_only_restates_the_question_is_not_served(rag: HybridRAG) -
         "The flash point of X is X.", ["X flash point"], question="Flash point of X?"
     )
     assert g.informative == 0
+
+
+def test_prompts_carry_only_what_the_question_or_chunk_can_touch() -> None:
+    from hybrid_rag._prompt_vocab import MAX_PROMPT_TOKENS, approx_tokens
+    from hybrid_rag.ask.kg import _sparql_messages
+    from hybrid_rag.ask.llm_route import routing_prompt
+    from hybrid_rag.ingest.llm_extract import extraction_messages
+    from hybrid_rag.models import Chunk
+    from hybrid_rag.ontology import load_ontology
+    from hybrid_rag.providers._chat import schema_instruction
+
+    onto = load_ontology("msds")
+    names = [(f"doc-{i}", [f"Zentrafex Compound {i}", f"ZX-{i}"]) for i in range(200)]
+    index = SubjectIndex(names)
+    view = ScopeView(tuple(d for d, _ in names), index, onto, False, index)
+    question = "Does Zentrafex Compound 17 irritate the skin, and how is it stored?"
+    analysis = asyncio.run(OfflineRouter().route(question, scope=view))
+    messages, schema = routing_prompt(question, view, [], analysis)
+    routing = "\n".join(m.content for m in messages) + schema_instruction(schema)
+    sparql = "\n".join(m.content for m in _sparql_messages(analysis, onto, []))
+    text = "Handling and storage\nStore in a cool, dry place. Flash point: 61 °C. " * 6
+    chunk = Chunk(chunk_id="c", doc_id="d", page=1, start=0, end=len(text), text=text)
+    ex_messages, ex_schema = extraction_messages(chunk, onto)
+    extraction = "\n".join(m.content for m in ex_messages) + schema_instruction(ex_schema)
+    for prompt in (routing, sparql, extraction):
+        assert approx_tokens(prompt) <= MAX_PROMPT_TOKENS
+    assert "doc-17" in routing and "doc-150" not in routing  # candidates, not every id
+    assert len(schema["properties"]["documents"]["items"]["enum"]) <= 8
+    assert len(onto.properties()) > 100 and routing.count("msds:") <= 12
+    assert messages[0].content == routing_prompt("Other?", view, [], analysis)[0][0].content
