@@ -20,6 +20,10 @@ OpenAI-compatible server, started and stopped here::
     python benchmarks/real_model.py run --dir ../llm-build \\
         --set qa-public-3:../llm-build/store3:sds-more --set qa-public-2:../llm-build/store2:sds
 
+``extract`` ingests the three bundled sample sheets with ``LLMExtractor`` through one
+model (default the 0.5B) and beside the offline extractor: documents ingested, triples,
+calls and the dropped facts counted (``benchmarks/results/real_model_extraction.json``).
+
 ``report`` prints the per-type table of a results file (``benchmarks/results/real_model.json``).
 
 The numbers are per question: model calls, prompt and completion tokens, latency.
@@ -188,6 +192,47 @@ def run(work: Path, sets: list[str], per_type: int, timeout: float, models: list
         target.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
 
+def extract(work: Path, alias: str) -> None:
+    """LLM extraction of the three bundled sample sheets through ``alias``, beside offline."""
+    import tempfile
+
+    from hybrid_rag import HybridRAG
+    from hybrid_rag.ingest.llm_extract import LLMExtractor
+    from hybrid_rag.providers import OpenAILLM
+    from hybrid_rag.samples import sample_pdfs
+
+    server = Server(work, alias, 8091)
+    out: dict[str, Any] = {"model": alias, "documents": []}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            pdfs = sample_pdfs(Path(tmp) / "pdfs")
+            llm = OpenAILLM(alias, base_url=server.url, timeout=600, max_concurrency=1)
+            started = time.perf_counter()
+            with HybridRAG(Path(tmp) / "llm", extractor=LLMExtractor(llm, concurrency=2)) as rag:
+                reports = rag.ingest_many(pdfs)
+            seconds = time.perf_counter() - started
+            with HybridRAG(Path(tmp) / "offline") as rag:
+                offline = {r.doc_id: r for r in rag.ingest_many(pdfs)}
+            for r in reports:
+                out["documents"].append(
+                    {
+                        "doc": r.doc_id,
+                        "status": r.status,
+                        "triples": r.triples,
+                        "offline_triples": offline[r.doc_id].triples,
+                        "llm_calls": r.usage.llm_calls,
+                        "warnings": [w for w in r.warnings if w.startswith("llm:")],
+                    }
+                )
+            out["seconds"] = round(seconds)
+            out["structured_output"] = llm.structured_output
+    finally:
+        server.stop()
+    target = ROOT / "benchmarks" / "results" / "real_model_extraction.json"
+    target.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(out, indent=2))
+
+
 def report(path: Path) -> None:
     """The per-type table of a results file, as in docs/benchmarks.md."""
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -216,6 +261,9 @@ def main() -> None:
     r.add_argument("--per-type", type=int, default=2)
     r.add_argument("--timeout", type=float, default=600.0)
     r.add_argument("--models", nargs="*", default=list(MODELS))
+    e = sub.add_parser("extract")
+    e.add_argument("--dir", type=Path, required=True)
+    e.add_argument("--model", default="qwen-0.5b", choices=list(MODELS))
     p = sub.add_parser("report")
     p.add_argument(
         "path", type=Path, nargs="?", default=ROOT / "benchmarks/results/real_model.json"
@@ -225,6 +273,8 @@ def main() -> None:
         setup(args.dir)
     elif args.step == "run":
         run(args.dir, args.set, args.per_type, args.timeout, args.models)
+    elif args.step == "extract":
+        extract(args.dir, args.model)
     else:
         report(args.path)
 

@@ -461,3 +461,27 @@ def test_prompts_carry_only_what_the_question_or_chunk_can_touch() -> None:
     assert len(schema["properties"]["documents"]["items"]["enum"]) <= 8
     assert len(onto.properties()) > 100 and routing.count("msds:") <= 12
     assert messages[0].content == routing_prompt("Other?", view, [], analysis)[0][0].content
+
+
+def test_a_summary_that_drops_what_the_graph_says_is_not_served(rag: HybridRAG) -> None:
+    question = "What should I do after skin contact with Samplex Acid Descaler 10?"
+    with rag.override(llm=None):
+        offline = rag.ask(question)
+    assert offline.facts and offline.text
+
+    def model(_m: Sequence[ChatMessage]) -> str:
+        return "Rinse skin with water for 15 minutes [1]."  # true, but half of it
+
+    with rag.override(llm=FunctionLLM(model)):
+        ans = rag.ask(question)
+    assert ans.generation == "extractive" and ans.text == offline.text
+    assert any(e.kind == "dropped_values" for e in ans.errors)
+
+    def whole(_m: Sequence[ChatMessage]) -> str:
+        return (
+            "Take off immediately all contaminated clothing and rinse skin with water "
+            "for 15 minutes [1]."
+        )
+
+    with rag.override(llm=FunctionLLM(whole)):
+        assert rag.ask(question).generation == "llm"

@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Grounding", "check_grounding", "renumber"]
+__all__ = ["Grounding", "check_grounding", "content_words", "renumber"]
 
 # (the patterns below are shared by the claim check and the number check)
 
@@ -158,6 +158,11 @@ def _claims(text: str) -> list[tuple[str, str]]:
 def _plain(text: str) -> str:
     """The text as quantities are read: list numbering, steps and identifiers taken out."""
     return _IDENTIFIER.sub(" ", _STEP.sub(" ", _NUMBERING.sub(" ", text)))
+
+
+def content_words(text: str) -> set[str]:
+    """The content-word stems the check compares (see ``_words``), citations taken out."""
+    return _words(_MARKER.sub(" ", re.sub(r"\[[\w.-]+ p\.\d+\]", " ", text)))
 
 
 def _words(text: str) -> set[str]:

@@ -32,6 +32,7 @@ from hybrid_rag._budget import open_budget
 from hybrid_rag._workers import Workers
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView
 from hybrid_rag.ask.compose import AnswerComposer, Synthesis
+from hybrid_rag.ask.grounding import content_words
 from hybrid_rag.ask.kg import KGResult, run_kg_chain
 from hybrid_rag.ask.linking import SubjectIndex
 from hybrid_rag.ask.vector import VectorResult, run_vector_chain, with_section_passages
@@ -449,6 +450,11 @@ def _with_synthesis(
     )
 
 
+KEEP_SHARE = 0.7
+"""Of the words of the graph's values that the extractive answer shows (8 or more: a
+procedure, a list), the share a reply must keep to replace it (a procedure summarised
+into one clause does not)."""
+
 _ABSTAINS = re.compile(
     r"\b(?:not (?:stated|available|provided|given|mentioned|specified|listed|found|"
     r"included|contain)|no (?:information|data|mention|details?)|does(?: not|n't) "
@@ -486,6 +492,9 @@ def _rejection(answer: Answer, synth: Synthesis, a: QuestionAnalysis) -> tuple[s
         lost = sorted({n for v in shown for n in _numbers(v)} - kept)
         if lost:
             return "dropped_values", f"the graph's value(s) {', '.join(lost[:5])} left out"
+        said = content_words(" ".join(shown))
+        if len(said) >= 8 and len(said & content_words(text)) < KEEP_SHARE * len(said):
+            return "dropped_values", "the reply leaves out much of what the graph's values say"
     if answer.abstention is not None and a.properties:
         labels = [label for p in a.properties for label in p.labels]
         if not any(_speaks_of(src, labels) for src in synth.cited_texts):
