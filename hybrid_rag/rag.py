@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from hybrid_rag._budget import DEFAULT_MAX_CALLS
+from hybrid_rag._checks import check_int
 from hybrid_rag._store_meta import read_embedder, record_embedder
 from hybrid_rag._sync import iterate_sync, run_sync
 from hybrid_rag._workers import Workers
@@ -88,6 +90,9 @@ class HybridRAG(Closing):
         timeout: seconds for one question (> 1, finite): routing, both chains and the
             answer, model calls included (the slower chain is cut, never both);
             ``ask(..., timeout=...)`` sets it for one question.
+        max_llm_calls: model calls one question may make (1..20). The default, 2, is
+            one to read the question or write its query and one to write the answer; a
+            fast model may be given more, so a failed generated query gets its repair.
         max_threads: the most blocking store calls this instance runs at once, across
             every concurrent ask, ingest and forget.
         processes: parse and extract in spawned worker processes during ``ingest_many``
@@ -124,8 +129,11 @@ class HybridRAG(Closing):
         timeout: float = 30.0,
         max_threads: int = 4,
         processes: bool | None = None,
+        max_llm_calls: int = DEFAULT_MAX_CALLS,
     ) -> None:
         _check_options(path, chunk_size, chunk_overlap, top_k, timeout, max_threads)
+        check_int(max_llm_calls, name="max_llm_calls", low=1, high=20)
+        self._max_llm_calls = max_llm_calls
         self._path = None if path is None else Path(path)
         self._ontology_spec = ontology
         self._embedder_spec = embedder
@@ -422,6 +430,7 @@ class HybridRAG(Closing):
             subjects=self._subjects,
             timeout=self._timeout if timeout is None else timeout,
             top_k=self._top_k,
+            max_llm_calls=self._max_llm_calls,
         )
 
     # --- ingest -------------------------------------------------------------------------------

@@ -84,6 +84,7 @@ class AskParts:
     subjects: SubjectIndexCache
     timeout: float
     top_k: int
+    max_llm_calls: int | None = _budget.DEFAULT_MAX_CALLS
 
 
 class SubjectIndexCache:
@@ -125,7 +126,10 @@ class Supervisor:
         """The ``Answer``; bad arguments raise ``InputError``."""
         from hybrid_rag._usage import combine_usage, track_usage
 
-        with track_usage() as meter, open_budget(self.parts.timeout) as budget:
+        with (
+            track_usage() as meter,
+            open_budget(self.parts.timeout, max_calls=self.parts.max_llm_calls) as budget,
+        ):
             answer = await self._answer(
                 question, docs=docs, mode=mode, top_k=top_k, history=history
             )
@@ -177,7 +181,7 @@ class Supervisor:
         ``Answer`` has passed the grounding check: when the streamed text fails it, the
         ``Answer`` carries the extractive text and a ``synthesis`` error saying why.
         """
-        with open_budget(self.parts.timeout) as budget:
+        with open_budget(self.parts.timeout, max_calls=self.parts.max_llm_calls) as budget:
             async for part in self._stream(question, docs, mode, top_k, history):
                 yield _with_notes(part, budget) if isinstance(part, Answer) else part
 
