@@ -226,6 +226,7 @@ If the sources do not contain the answer, say that the documents do not state it
 Be brief (at most 3 sentences); start with the direct answer."""
 
 _STATUS = {"unavailable": "the document says it is not available"}
+_SOURCE_TAG = re.compile(r"\s*\((?:stated|the document says it is not available); [\w.-]+ p\.\d+\)")
 
 MAX_FACTS = 8
 """Facts a synthesis prompt carries (those of the asked properties first)."""
@@ -297,6 +298,7 @@ def _grounded(
 ) -> Synthesis:
     """The model's text through the grounding check, markers renumbered to the citations."""
     sources = _source_texts(messages[-1].content, evidence)
+    text = _SOURCE_TAG.sub("", text)  # a small model copies "(stated; doc p.3)" from a source
     g = check_grounding(text, sources, question=question)
     cites = tuple(evidence[n - 1] for n in g.cited)
     seen = tuple(sources[n - 1] for n in g.cited)

@@ -492,7 +492,8 @@ def _rejection(answer: Answer, synth: Synthesis, a: QuestionAnalysis) -> tuple[s
             return "contradicts_graph", disagreement
     if stated and answer.abstention is None and "kg" in answer.sources:
         kept = _numbers(text) | _numbers(a.question)
-        shown = [f.value for f in stated if f.value in extractive]
+        flat = " ".join(extractive.split())
+        shown = [f.value for f in stated if " ".join(f.value.split())[:60] in flat]
         lost = sorted({n for v in shown for n in _numbers(v)} - kept)
         if lost:
             return "dropped_values", f"the graph's value(s) {', '.join(lost[:5])} left out"
