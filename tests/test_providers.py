@@ -387,3 +387,17 @@ class TestOpenAILLMContract(LLMProviderContract):
             return _llm(server, max_retries=0)
 
         return make
+
+
+def test_concurrent_refusals_step_down_one_shape_only() -> None:
+    with FakeLLMServer(response_formats={"json_object"}) as server:
+        llm = _llm(server)
+
+        async def four() -> None:
+            async with anyio.create_task_group() as group:
+                for _ in range(4):
+                    group.start_soon(lambda: llm.complete(USER, json_schema=SCHEMA))
+
+        server.script(*[Reply.with_text('{"colour": "grey"}')] * 4)
+        anyio.run(four)
+        assert llm.structured_output == "json_object"  # not "text": one step for one refusal

@@ -102,26 +102,24 @@ class ChatProvider(Metered):
         if json_schema is None:
             return await self._call(list(messages), self._params(temperature, limit, None, "text"))
         while True:
-            shape = self._ladder[self._shape]
-            sent = (
-                list(messages)
-                if self._shape == 0
-                else with_schema_instruction(messages, json_schema)
-            )
+            tried = self._shape
+            shape = self._ladder[tried]
+            sent = list(messages) if tried == 0 else with_schema_instruction(messages, json_schema)
             params = self._params(temperature, limit, json_schema, shape)
             try:
                 return await self._call(sent, params, json_schema)
             except ShapeRejected as exc:
-                if self._fixed_shape or self._shape + 1 >= len(self._ladder):
+                if self._fixed_shape or tried + 1 >= len(self._ladder):
                     raise
-                self._shape += 1
-                log.warning(
-                    "%s: the server does not take structured output as %s (%s); using %s",
-                    self._policy.label,
-                    shape,
-                    str(exc)[:160],
-                    self._ladder[self._shape],
-                )
+                if self._shape == tried:  # concurrent calls refused alike step down once
+                    self._shape = tried + 1
+                    log.warning(
+                        "%s: the server does not take structured output as %s (%s); using %s",
+                        self._policy.label,
+                        shape,
+                        str(exc)[:160],
+                        self._ladder[self._shape],
+                    )
 
     async def _call(
         self,
