@@ -190,6 +190,10 @@ def answer_row(
         "facts": facts,
         "passages": passages,
         "sparql": [s.query for s in answer.sparql] if answer is not None else [],
+        "sparql_attempts": _attempts(answer),
+        "generation": answer.generation if answer is not None else None,
+        "errors": [e.model_dump() for e in answer.errors] if answer is not None else [],
+        "usage": answer.usage.model_dump() if answer is not None else None,
         "llm_calls": answer.usage.llm_calls if answer is not None else 0,
         "latency_ms": round(latency_ms, 1),
         "error": error,
@@ -241,12 +245,30 @@ def grade_collection(
     return out
 
 
+def _attempts(answer: Answer | None) -> list[dict[str, Any]]:
+    """Each SPARQL attempt's origin and outcome (``rows``, ``rejected``, ``error``)."""
+    if answer is None:
+        return []
+    out = []
+    for s in answer.sparql:
+        if s.error is None:
+            outcome = "rows" if s.rows else "empty"
+        else:
+            outcome = "rejected" if s.error.startswith("rejected:") else "error"
+        out.append({"origin": s.origin, "outcome": outcome, "rows": s.rows, "error": s.error})
+    return out
+
+
 def _ask_one(
-    rag: HybridRAG, q: Mapping[str, Any], mode: str, docs: list[str] | None
+    rag: HybridRAG,
+    q: Mapping[str, Any],
+    mode: str,
+    docs: list[str] | None,
+    timeout: float | None = None,
 ) -> dict[str, Any]:
     t = time.perf_counter()
     try:
-        answer: Answer | None = rag.ask(q["question"], mode=mode, docs=docs)  # type: ignore[arg-type]
+        answer: Answer | None = rag.ask(q["question"], mode=mode, docs=docs, timeout=timeout)  # type: ignore[arg-type]
         error = None
     except HybridRAGError as exc:
         answer, error = None, f"{type(exc).__name__}: {exc}"
@@ -259,12 +281,14 @@ def ask_all(
     modes: Sequence[str],
     *,
     doc_ids: Mapping[str, str] | None = None,
+    timeout: float | None = None,
 ) -> list[dict[str, Any]]:
     """Ask every question in every mode, and grade each answer.
 
     ``doc_ids`` given: scope each question to its documents; a question whose documents
     all failed to ingest is asked with an empty scope (and graded like any other).
     Collection questions (no ``docs``, ``gold_docs`` instead) are always asked unscoped.
+    ``timeout`` is each question's budget (``ask(..., timeout=...)``; default the store's).
     """
     rows: list[dict[str, Any]] = []
     for mode in modes:
@@ -272,7 +296,7 @@ def ask_all(
             docs = None
             if doc_ids is not None and not is_collection(q):
                 docs = [doc_ids[d] for d in q["docs"] if d in doc_ids]
-            rows.append(_ask_one(rag, q, mode, docs))
+            rows.append(_ask_one(rag, q, mode, docs, timeout))
     return grade_collection(qa, rows)
 
 

@@ -777,6 +777,15 @@ def eval_cmd(
             "the environment as for HYBRID_RAG_LLM): LLM routing, SPARQL and synthesis.",
         ),
     ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=1.001,
+            help="Seconds per question (routing, retrieval and the answer, model calls "
+            "included; default 30). A model on a CPU needs minutes.",
+        ),
+    ] = None,
 ) -> None:
     """Ingest a QA file's documents (plus distractors), ask every question, grade, summarise."""
     console = Console(highlight=False)
@@ -789,7 +798,7 @@ def eval_cmd(
             reports = _eval_ingest(rag, plan, console, concurrency)
             ids = ev.map_doc_ids(plan, reports) if scope is Scope.listed else None
             with ev.answering_with(rag, llm):
-                rows = ev.ask_all(rag, items, modes, doc_ids=ids)
+                rows = ev.ask_all(rag, items, modes, doc_ids=ids, timeout=timeout)
         ev.write_rows(out, rows)
         summary, latency = summarise(rows), _latency(rows)
         console.print(eval_table(summary, latency))
@@ -801,6 +810,7 @@ def eval_cmd(
                 "scope": scope.value,
                 "embedder": _embedder_for(store, embedder),
                 "llm": llm or "none",
+                "timeout": timeout,
                 "seconds": round(time.perf_counter() - t0, 1),
             }
             _write_summary(summary_out, payload, reports, summary, latency)

@@ -20,6 +20,7 @@ __all__ = [
     "InputError",
     "InvalidDocIdError",
     "LLMError",
+    "LLMTimeoutError",
     "OcrUnavailableError",
     "OntologyError",
     "QueryTimeoutError",
@@ -160,3 +161,10 @@ class StoreLockedError(StoreError):
 
 class LLMError(HybridRAGError):
     """An LLM provider call failed or returned an unusable response."""
+
+
+class LLMTimeoutError(LLMError):
+    """A model call got no reply in time: its own timeout, or the question's time budget.
+
+    The call was sent, so it counts in ``Usage.llm_calls``.
+    """

@@ -200,9 +200,13 @@ class SparqlAttempt(_Model):
 
 
 class ChainError(_Model):
-    """A failure of one retrieval chain (or of the synthesis call), reported as data."""
+    """A failure of one retrieval chain (or of the routing or synthesis call), as data.
 
-    chain: Literal["kg", "vector", "synthesis"]
+    ``kind="timeout"`` with ``chain="routing"`` or ``"synthesis"`` means the model ran out
+    of the question's time budget: its call was cut (and still counts in ``Answer.usage``).
+    """
+
+    chain: Literal["kg", "vector", "synthesis", "routing"]
     kind: str
     message: str
 
@@ -329,3 +333,5 @@ class Completion(_Model):
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    finish_reason: str | None = None
+    """Why the model stopped, as the back end says (``"stop"``, ``"length"`` ...), if it does."""

@@ -131,8 +131,9 @@ class TurtleOntology:
             when the value is lower (``hr:lowerWhenMore``).
         model: what documents are about, which properties name and identify their
             subject, which classes are its parts (``DocumentModel``; default: none).
-        prefix: the prefix prompts print for the namespace (``inv``); default ``ex``.
         source: where the definitions came from, for error messages.
+        prefix: the short name of ``namespace`` in prompts (``inv``); default one made
+            from the namespace (``from_turtle`` uses the prefix the file binds to it).
     """
 
     def __init__(
@@ -147,12 +148,13 @@ class TurtleOntology:
         narrower: dict[str, tuple[str, ...]] | None = None,
         lower_when_more: dict[str, tuple[str, ...]] | None = None,
         model: DocumentModel | None = None,
-        prefix: str = "ex",
         source: str = "<memory>",
+        prefix: str | None = None,
     ) -> None:
         if not properties:
             raise OntologyError(f"ontology {source} defines no properties")
         self._namespace = namespace
+        self._prefix = prefix or _prefix_of(namespace)
         self._classes = list(classes)
         self._props = list(properties)
         self._by_name = {p.name: p for p in self._props}
@@ -164,7 +166,6 @@ class TurtleOntology:
         self._narrower = dict(narrower or {})
         self._lower_when_more = dict(lower_when_more or {})
         self._model = model or DocumentModel()
-        self._prefix = prefix
         self._source = source
         self._label_index: _LabelIndex | None = None
 
@@ -203,6 +204,11 @@ class TurtleOntology:
         return cls.from_turtle(text, source=str(p))
 
     # ------------------------------------------------------------ protocol
+
+    @property
+    def prefix(self) -> str:
+        """The short name of the namespace in prompts (the Turtle file's own prefix)."""
+        return self._prefix
 
     @property
     def namespace(self) -> str:
@@ -746,6 +752,12 @@ def _noun(graph: Any, classes: Sequence[ClassDef], subject: str | None, namespac
             return said[0]
     cls = next((c for c in classes if c.name == subject), None)
     return cls.label.lower() if cls is not None else "document"
+
+
+def _prefix_of(namespace: str) -> str:
+    """A prefix made from a namespace: its last word (``.../invoice#`` -> ``invoice``)."""
+    words = re.findall(r"[A-Za-z][A-Za-z0-9]*", namespace.rstrip("#/").rsplit("/", 1)[-1])
+    return (words[-1].lower() if words else "ns")[:16]
 
 
 def _namespace(iris: Iterable[str]) -> str:

@@ -6,6 +6,7 @@ the sync twins; the flows live in ``hybrid_rag.ingest.pipeline`` and
 from __future__ import annotations
 
 import logging
+import math
 import os
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -17,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from hybrid_rag._budget import DEFAULT_MAX_CALLS
+from hybrid_rag._checks import check_int
 from hybrid_rag._store_meta import (
     read_embedder,
     read_ontology,
@@ -93,7 +96,12 @@ class HybridRAG(Closing):
         chunk_size: characters per chunk (>= 100).
         chunk_overlap: characters shared by consecutive chunks of a page.
         top_k: passages returned by the vector chain (1..100).
-        timeout: seconds for one question (> 1; the slower chain is cut, never both).
+        timeout: seconds for one question (> 1, finite): routing, both chains and the
+            answer, model calls included (the slower chain is cut, never both);
+            ``ask(..., timeout=...)`` sets it for one question.
+        max_llm_calls: model calls one question may make (1..20). The default, 2, is
+            one to read the question or write its query and one to write the answer; a
+            fast model may be given more, so a failed generated query gets its repair.
         max_threads: the most blocking store calls this instance runs at once, across
             every concurrent ask, ingest and forget.
         processes: parse and extract in spawned worker processes during ``ingest_many``
@@ -148,13 +156,16 @@ class HybridRAG(Closing):
         processes: bool | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
         ocr: bool | OcrOptions = True,
+        max_llm_calls: int = DEFAULT_MAX_CALLS,
     ) -> None:
         _check_options(path, chunk_size, chunk_overlap, top_k, timeout, max_threads)
+        check_int(max_llm_calls, name="max_llm_calls", low=1, high=20)
         from hybrid_rag.providers import check_embedder
 
         check_embedder(embedder)  # a wrong name fails here, not at the first ingest
         self._max_bytes = check_max_bytes(max_bytes)
         self._ocr = _ocr_options(ocr)
+        self._max_llm_calls = max_llm_calls
         self._path = None if path is None else Path(path)
         self._ontology_spec = ontology
         self._embedder_spec = embedder
@@ -500,7 +511,7 @@ class HybridRAG(Closing):
         assert journal is not None
         return journal
 
-    def _ask_parts(self) -> AskParts:
+    def _ask_parts(self, timeout: float | None = None) -> AskParts:
         from hybrid_rag.ask.supervisor import AskParts
 
         embedder = self.embedder
@@ -517,8 +528,9 @@ class HybridRAG(Closing):
             llm=self._llm,
             workers=self._workers,
             subjects=self._subjects,
-            timeout=self._timeout,
+            timeout=self._timeout if timeout is None else timeout,
             top_k=self._top_k,
+            max_llm_calls=self._max_llm_calls,
         )
 
     # --- ingest -------------------------------------------------------------------------------
@@ -750,6 +762,7 @@ class HybridRAG(Closing):
         mode: AskMode = "hybrid",
         top_k: int | None = None,
         history: History | None = None,
+        timeout: float | None = None,
     ) -> Answer:
         """Answer ``question`` from the documents in scope, citing page and quote.
 
@@ -765,6 +778,10 @@ class HybridRAG(Closing):
             top_k: passages to return (1..100); default: the instance's ``top_k``.
             history: earlier turns, as chat messages or ``(question, answer)`` pairs, for
                 follow-up questions ("and its boiling point?").
+            timeout: seconds for this question (> 1, finite), instead of the instance's
+                ``timeout``. It covers everything: routing, both chains and the answer; a
+                model call it cuts is reported in ``Answer.errors`` (``kind="timeout"``)
+                and still counts in ``Answer.usage``.
 
         Returns:
             The ``Answer``: ``text`` with inline citations,
@@ -773,7 +790,8 @@ class HybridRAG(Closing):
             ``abstention`` says why.
 
         Raises:
-            InputError: an empty or too long question, a bad mode, ``top_k`` or ``docs``.
+            InputError: an empty or too long question, a bad mode, ``top_k``, ``docs`` or
+                ``timeout`` (not a number, NaN, infinite or <= 1).
             DocumentNotFoundError: an id in ``docs`` that is not ingested.
 
         Example:
@@ -784,7 +802,9 @@ class HybridRAG(Closing):
             'Flash point: -20 °C (Closed cup)'
         """
         return run_sync(
-            lambda: self.aask(question, docs=docs, mode=mode, top_k=top_k, history=history)
+            lambda: self.aask(
+                question, docs=docs, mode=mode, top_k=top_k, history=history, timeout=timeout
+            )
         )
 
     async def aask(
@@ -795,13 +815,15 @@ class HybridRAG(Closing):
         mode: AskMode = "hybrid",
         top_k: int | None = None,
         history: History | None = None,
+        timeout: float | None = None,
     ) -> Answer:
         """Async twin of ``ask`` (same arguments, result and errors)."""
         from hybrid_rag.ask.supervisor import Supervisor
 
         _check_unicode(question)
+        seconds = check_timeout(timeout)
         await self._recover()
-        supervisor = Supervisor(self._ask_parts())
+        supervisor = Supervisor(self._ask_parts(seconds))
         return await supervisor.answer(question, docs=docs, mode=mode, top_k=top_k, history=history)
 
     async def astream(
@@ -812,6 +834,7 @@ class HybridRAG(Closing):
         mode: AskMode = "hybrid",
         top_k: int | None = None,
         history: History | None = None,
+        timeout: float | None = None,
     ) -> AsyncIterator[StreamDelta | Answer]:
         """Stream the answer: ``StreamDelta`` pieces of text, then the ``Answer``.
 
@@ -829,8 +852,9 @@ class HybridRAG(Closing):
         from hybrid_rag.ask.supervisor import Supervisor
 
         _check_unicode(question)
+        seconds = check_timeout(timeout)
         await self._recover()
-        supervisor = Supervisor(self._ask_parts())
+        supervisor = Supervisor(self._ask_parts(seconds))
         parts = supervisor.stream(question, docs=docs, mode=mode, top_k=top_k, history=history)
         async for part in parts:
             yield StreamDelta(part) if isinstance(part, str) else part
@@ -843,6 +867,7 @@ class HybridRAG(Closing):
         mode: AskMode = "hybrid",
         top_k: int | None = None,
         history: History | None = None,
+        timeout: float | None = None,
     ) -> Iterator[StreamDelta | Answer]:
         """Sync twin of ``astream``: ``StreamDelta`` pieces, then the ``Answer``.
 
@@ -852,7 +877,9 @@ class HybridRAG(Closing):
         """
 
         yield from iterate_sync(
-            lambda: self.astream(question, docs=docs, mode=mode, top_k=top_k, history=history)
+            lambda: self.astream(
+                question, docs=docs, mode=mode, top_k=top_k, history=history, timeout=timeout
+            )
         )
 
     # --- LangChain ----------------------------------------------------------------------------
@@ -947,9 +974,24 @@ def _check_options(
     for name, value in ints.items():
         if isinstance(value, bool) or not isinstance(value, int):
             raise InputError(f"{name} must be an int, not {type(value).__name__}")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise InputError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
+    if check_timeout(timeout) is None:
+        raise InputError("timeout must be a number of seconds, not None")
     if chunk_size < 100 or not 0 <= chunk_overlap < chunk_size // 2:
         raise InputError("chunk_size must be >= 100 and 0 <= chunk_overlap < chunk_size/2")
-    if not 1 <= top_k <= 100 or timeout <= 1 or threads < 1:
-        raise InputError("top_k must be 1..100, max_threads >= 1 and timeout > 1 s")
+    if not 1 <= top_k <= 100 or threads < 1:
+        raise InputError("top_k must be 1..100 and max_threads >= 1")
+
+
+def check_timeout(timeout: object) -> float | None:
+    """``timeout`` as seconds (``None`` stays ``None``).
+
+    Raises:
+        InputError: not a number, NaN, infinite, or not above 1 s.
+    """
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise InputError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
+    if not math.isfinite(timeout) or timeout <= 1:
+        raise InputError(f"timeout must be a finite number of seconds > 1, not {timeout}")
+    return float(timeout)

@@ -12,6 +12,7 @@ from hybrid_rag.errors import ConfigurationError, LLMError
 from hybrid_rag.models import ChatMessage, Completion
 from hybrid_rag.protocols import Embedder, LLMProvider
 from hybrid_rag.testing import FakeEmbedder, FunctionLLM, ScriptedLLM
+from hybrid_rag.testing.contracts import FAIL, LLMProviderContract, MakeLLM
 
 MSGS = [ChatMessage(role="system", content="be brief"), ChatMessage(role="user", content="hi")]
 
@@ -95,8 +96,27 @@ def test_function_llm_streams_and_checks_json() -> None:
     pieces = anyio.run(collect)
     assert len(pieces) == 4 and "".join(pieces) == "flash point -20 °C"
     schema = {"type": "object"}
-    with pytest.raises(LLMError, match="not JSON"):
+    with pytest.raises(LLMError, match="not a JSON object"):
         anyio.run(lambda: llm.complete(msgs, json_schema=schema))
     assert llm.json_schemas[-1] == schema
     ok = FunctionLLM(lambda messages: '{"a": 1}')
     assert anyio.run(lambda: ok.complete(msgs, json_schema=schema)).text == '{"a": 1}'
+
+
+class TestScriptedLLMContract(LLMProviderContract):
+    """The library's own fake keeps the contract it stands in for."""
+
+    @pytest.fixture
+    def make_llm(self) -> MakeLLM:
+        def make(replies: Sequence[str]) -> FunctionLLM:
+            left = list(replies)
+
+            def reply(_m: Sequence[ChatMessage]) -> str:
+                text = left.pop(0)
+                if text == FAIL:
+                    raise ValueError("back end down")
+                return text
+
+            return FunctionLLM(reply)
+
+        return make

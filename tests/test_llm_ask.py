@@ -11,6 +11,7 @@ import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 
+import anyio
 import pytest
 
 from hybrid_rag import HybridRAG, InputError
@@ -177,9 +178,11 @@ def test_empty_result_gets_one_broadened_retry_then_stops(rag: HybridRAG) -> Non
     llm = FunctionLLM(lambda m: empty if "Sources:" not in m[-1].content else "Nothing.")
     with rag.override(llm=llm):
         ans = rag.ask("Tell me about dangerous goods transport")
-    assert [a.origin for a in ans.sparql] == ["llm", "broadened"]
-    prompt = llm.calls[0][0].content
-    assert "flashPoint" in prompt and "Examples:" in prompt  # vocabulary, present props, examples
+    # two model calls per question: the query and the answer; no third for a broadening
+    assert [a.origin for a in ans.sparql] == ["llm"] and len(llm.calls) == 2
+    system, prompt = llm.calls[0][0].content, llm.calls[0][-1].content
+    assert "Examples:" in prompt and "transport" in prompt.casefold()  # the asked part only
+    assert "msds:" not in system and "flashPoint" not in prompt  # a fixed, domain-free prefix
 
 
 # --- the grounding check --------------------------------------------------------------------
@@ -187,10 +190,20 @@ def test_empty_result_gets_one_broadened_retry_then_stops(rag: HybridRAG) -> Non
 
 def test_grounding_removes_dangling_markers_and_flags_unknown_numbers() -> None:
     g = check_grounding("It is -20 °C [1][7], see [2].", ["Flash point: -20 °C", "pH 7"])
-    assert g.dangling == (7,) and g.text == "It is -20 °C [1], see [2]." and g.ok
+    assert g.dangling == (7,) and g.text == "It is -20 °C, see [1] [2]." and g.ok
     bad = check_grounding("It boils at 56 °C and flashes at -20 °F [1].", ["Flash -20 °C"])
     assert bad.unsupported == ("56 °C", "-20 °F") and not bad.ok
-    assert check_grounding("CAS 67-64-1, H225 [1].", ["other"]).ok  # identifiers, not numbers
+    ids = check_grounding("CAS 67-64-1, H225 [1].", ["CAS no. 67-64-1 (H225)"])
+    assert ids.ok and not ids.unsupported  # identifiers are names, found in the source
+    assert not check_grounding("CAS 67-64-1, H225 [1].", ["other"]).ok  # names in no source
+    listed = check_grounding(
+        "1. Rinse with water.\n2. Call a doctor.", ["Rinse with water. Call a doctor."]
+    )
+    assert listed.ok and listed.text == "1. Rinse with water [1].\n2. Call a doctor [1]."
+    unmarked = check_grounding("Examplon melts at 5 °C.", ["a", "Melting point: 5 °C (Examplon)"])
+    assert unmarked.ok and unmarked.text == "Examplon melts at 5 °C [2]." and unmarked.added == 1
+    wrong = check_grounding("It melts at 5 °C [1].", ["Boils at 80 °C", "Melting point 5 °C"])
+    assert wrong.text == "It melts at 5 °C [2]."  # the library's marker, not the model's
     assert renumber("a [3] b [1] c [3]", [3, 1]) == "a [1] b [2] c [1]"
 
 
@@ -360,3 +373,115 @@ def test_eval_with_llm_answers_through_the_endpoint(
     row = json.loads(out.read_text().splitlines()[0])
     assert row["llm_calls"] == 1 and row["correct"] and len(asked) == 1
     assert json.loads(summary.read_text())["llm"] == "openai:gpt-test"
+
+
+# --- the time budget ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -5, 0.5, "30", True])
+def test_a_per_call_timeout_must_be_a_finite_number_above_one(rag: HybridRAG, bad: object) -> None:
+    with pytest.raises(InputError, match="timeout"):
+        rag.ask(EXAMPLON, timeout=bad)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="timeout"):
+        list(rag.stream(EXAMPLON, timeout=bad))  # type: ignore[arg-type]
+
+
+def test_a_synthesis_cut_by_the_budget_says_so_and_counts_the_call(rag: HybridRAG) -> None:
+    async def slow(_m: Sequence[ChatMessage]) -> str:
+        await anyio.sleep(10)
+        return "late"
+
+    with rag.override(llm=FunctionLLM(slow)):
+        started = time.perf_counter()
+        ans = rag.ask(EXAMPLON, timeout=2.5)
+    assert time.perf_counter() - started < 5
+    assert ans.generation == "extractive" and "-18" in (ans.text or "")
+    cut = [e for e in ans.errors if e.chain == "synthesis" and e.kind == "timeout"]
+    assert cut and "ran out of time" in cut[0].message
+    assert ans.usage.llm_calls == 1
+
+
+def test_routing_runs_inside_the_budget_and_keeps_a_call_for_the_answer(rag: HybridRAG) -> None:
+    seen: list[str] = []
+
+    async def model(m: Sequence[ChatMessage]) -> str:
+        seen.append(m[0].content[:20])
+        if "say what it asks" in m[0].content:
+            await anyio.sleep(10)  # the router's call: longer than half the budget
+        return "Examplon Solvent 99% has a flash point of -18 °C."
+
+    llm = FunctionLLM(model)
+    with rag.override(llm=llm, router=LLMRouter(llm)):
+        started = time.perf_counter()
+        ans = rag.ask("Anything I should know about this solvent thing?", timeout=4)
+    assert time.perf_counter() - started < 6
+    assert any(e.chain == "routing" and e.kind == "timeout" for e in ans.errors)
+    assert len(seen) <= 2  # routing and the answer, never a third call
+
+
+def test_a_reply_that_only_restates_the_question_is_not_served(rag: HybridRAG) -> None:
+    def model(m: Sequence[ChatMessage]) -> str:
+        return "The boiling point of Examplon Solvent 99% is Examplon Solvent 99% [1]."
+
+    with rag.override(llm=FunctionLLM(model)):
+        ans = rag.ask("What is the boiling point of Examplon Solvent 99%?")
+    assert ans.generation == "extractive"
+    assert any(e.kind in ("no_answer", "ungrounded") for e in ans.errors)
+    g = check_grounding(
+        "The flash point of X is X.", ["X flash point"], question="Flash point of X?"
+    )
+    assert g.informative == 0
+
+
+def test_prompts_carry_only_what_the_question_or_chunk_can_touch() -> None:
+    from hybrid_rag._prompt_vocab import MAX_PROMPT_TOKENS, approx_tokens
+    from hybrid_rag.ask.kg import _sparql_messages
+    from hybrid_rag.ask.llm_route import routing_prompt
+    from hybrid_rag.ingest.llm_extract import extraction_messages
+    from hybrid_rag.models import Chunk
+    from hybrid_rag.ontology import load_ontology
+    from hybrid_rag.providers._chat import schema_instruction
+
+    onto = load_ontology("msds")
+    names = [(f"doc-{i}", [f"Zentrafex Compound {i}", f"ZX-{i}"]) for i in range(200)]
+    index = SubjectIndex(names)
+    view = ScopeView(tuple(d for d, _ in names), index, onto, False, index)
+    question = "Does Zentrafex Compound 17 irritate the skin, and how is it stored?"
+    analysis = asyncio.run(OfflineRouter().route(question, scope=view))
+    messages, schema = routing_prompt(question, view, [], analysis)
+    routing = "\n".join(m.content for m in messages) + schema_instruction(schema)
+    sparql = "\n".join(m.content for m in _sparql_messages(analysis, onto, []))
+    text = "Handling and storage\nStore in a cool, dry place. Flash point: 61 °C. " * 6
+    chunk = Chunk(chunk_id="c", doc_id="d", page=1, start=0, end=len(text), text=text)
+    ex_messages, ex_schema = extraction_messages(chunk, onto)
+    extraction = "\n".join(m.content for m in ex_messages) + schema_instruction(ex_schema)
+    for prompt in (routing, sparql, extraction):
+        assert approx_tokens(prompt) <= MAX_PROMPT_TOKENS
+    assert "doc-17" in routing and "doc-150" not in routing  # candidates, not every id
+    assert len(schema["properties"]["documents"]["items"]["enum"]) <= 8
+    assert len(onto.properties()) > 100 and routing.count("msds:") <= 12
+    assert messages[0].content == routing_prompt("Other?", view, [], analysis)[0][0].content
+
+
+def test_a_summary_that_drops_what_the_graph_says_is_not_served(rag: HybridRAG) -> None:
+    question = "What should I do after skin contact with Samplex Acid Descaler 10?"
+    with rag.override(llm=None):
+        offline = rag.ask(question)
+    assert offline.facts and offline.text
+
+    def model(_m: Sequence[ChatMessage]) -> str:
+        return "Rinse skin with water for 15 minutes [1]."  # true, but half of it
+
+    with rag.override(llm=FunctionLLM(model)):
+        ans = rag.ask(question)
+    assert ans.generation == "extractive" and ans.text == offline.text
+    assert any(e.kind == "dropped_values" for e in ans.errors)
+
+    def whole(_m: Sequence[ChatMessage]) -> str:
+        return (
+            "Take off immediately all contaminated clothing and rinse skin with water "
+            "for 15 minutes [1]."
+        )
+
+    with rag.override(llm=FunctionLLM(whole)):
+        assert rag.ask(question).generation == "llm"

@@ -12,8 +12,13 @@ import pytest
 
 from hybrid_rag import HybridRAG, InputError
 from hybrid_rag.errors import LLMError
-from hybrid_rag.ingest.llm_extract import LLMExtractor, extraction_schema, locate_quote
-from hybrid_rag.models import ChatMessage, Chunk, Page, PreparedDocument
+from hybrid_rag.ingest.llm_extract import (
+    LLMExtractor,
+    extraction_messages,
+    extraction_schema,
+    locate_quote,
+)
+from hybrid_rag.models import ChatMessage, Chunk, Completion, Page, PreparedDocument
 from hybrid_rag.ontology import load_ontology
 from hybrid_rag.protocols import Ontology
 from hybrid_rag.testing import FunctionLLM
@@ -83,7 +88,10 @@ def test_model_facts_are_added_with_quote_chunk_and_typed_quantity() -> None:
         "Product name: Zorbix Cleaner\nOdour: faint citrus\nVapour pressure: 17 mmHg at 20 °C"
     )
     ex = _run(LLMExtractor(llm), doc)
-    assert llm.json_schemas[0] == extraction_schema(ONTOLOGY)
+    sent = llm.json_schemas[0]
+    assert sent == extraction_messages(doc.chunks[0], ONTOLOGY)[1]
+    asked = sent["properties"]["facts"]["items"]["properties"]["property"]["enum"]  # type: ignore[index]
+    assert {"odor", "vaporPressure"} <= set(asked) and len(asked) <= 15  # what the chunk can touch
     by_prop = {f.prop: f for f in ex.facts}
     assert by_prop["odor"].value == "faint citrus" and by_prop["odor"].chunk_id == "d:1"
     assert by_prop["vaporPressure"].number == 17.0 and by_prop["vaporPressure"].unit == "mmHg"
@@ -148,20 +156,29 @@ def test_chunks_run_concurrently_within_the_limit() -> None:
         running -= 1
         return '{"product": null, "aliases": [], "facts": []}'
 
-    doc = _doc(*[f"page {i}" for i in range(12)])
+    doc = _doc(*[f"page {i}\nOdour: faint" for i in range(12)])
     _run(LLMExtractor(FunctionLLM(slow), concurrency=3), doc)
     assert peak == 3
 
 
-def test_reply_off_schema_skips_its_chunk_and_a_failing_model_raises() -> None:
-    ex = _run(LLMExtractor(FunctionLLM(lambda _m: '{"facts": [{"value": 1}]}')), _doc("x"))
+def test_a_bad_reply_or_a_failing_call_loses_its_chunk_never_the_document() -> None:
+    odd = FunctionLLM(lambda _m: '{"facts": [{"value": 1}]}')
+    ex = _run(LLMExtractor(odd), _doc("Odour: faint citrus"))
     assert any("did not fit the schema" in w for w in ex.warnings)
 
     def down(_m: Sequence[ChatMessage]) -> str:
         raise LLMError("model down")
 
-    with pytest.raises(LLMError, match="model down"):
-        _run(LLMExtractor(FunctionLLM(down)), _doc("a", "b", "c"))
+    pages = ("Product name: Zorbix Cleaner\nFlash point: -18 °C", "Odour: mild", "Odour: none")
+    ex = _run(LLMExtractor(FunctionLLM(down)), _doc(*pages))
+    assert [f.number for f in ex.facts if f.prop == "flashPoint"] == [-18.0]  # offline facts stay
+    assert "llm: dropped 3 fact(s): a chunk's model call failed (chunk skipped)" in ex.warnings
+
+    def cut(_m: Sequence[ChatMessage]) -> Completion:
+        return Completion(text='{"subject": null, "facts": [{"prop', finish_reason="length")
+
+    ex = _run(LLMExtractor(FunctionLLM(cut)), _doc("Odour: mild"))
+    assert any("cut at its token limit" in w for w in ex.warnings)
     with pytest.raises(InputError):
         LLMExtractor(FunctionLLM(reader), concurrency=0)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import anyio
@@ -19,6 +19,7 @@ import pytest
 from hybrid_rag.errors import ConfigurationError, LLMError
 from hybrid_rag.models import ChatMessage
 from hybrid_rag.providers import ResponseCache, track_usage
+from hybrid_rag.testing.contracts import FAIL, LLMProviderContract, MakeLLM
 from hybrid_rag.testing.llm_server import FakeLLMServer, Reply
 
 pytest.importorskip("openai")
@@ -124,7 +125,7 @@ def test_json_schema_is_sent_as_response_format(server: FakeLLMServer) -> None:
     sent = server.calls("/chat/completions")[0].body["response_format"]
     assert sent["type"] == "json_schema" and sent["json_schema"]["schema"] == schema
     assert sent["json_schema"]["name"] == "Flash_point"
-    with pytest.raises(LLMError, match="not JSON"):
+    with pytest.raises(LLMError, match="not a JSON object"):
         anyio.run(lambda: llm.complete(USER, json_schema=schema, temperature=0.1))
 
 
@@ -146,7 +147,7 @@ def test_a_reply_that_fails_the_json_check_is_not_cached(
     schema = {"type": "object"}
     server.script(Reply.with_text("sorry, no JSON"), Reply.with_text('{"ok": true}'))
     llm = _llm(server, cache=tmp_path)
-    with pytest.raises(LLMError, match="not JSON"):
+    with pytest.raises(LLMError, match="not a JSON object"):
         anyio.run(lambda: llm.complete(USER, json_schema=schema))
     assert anyio.run(lambda: llm.complete(USER, json_schema=schema)).text == '{"ok": true}'
     assert len(server.calls("/chat/completions")) == 2
@@ -250,3 +251,153 @@ def test_reasoning_models_get_max_completion_tokens(server: FakeLLMServer) -> No
     body = server.calls("/chat/completions")[0].body
     assert body["max_completion_tokens"] == 50
     assert "max_tokens" not in body and "temperature" not in body
+
+
+SCHEMA = {
+    "title": "reading",
+    "type": "object",
+    "properties": {"colour": {"type": "string"}},
+    "required": ["colour"],
+    "additionalProperties": False,
+}
+
+
+def _formats(server: FakeLLMServer) -> list[str | None]:
+    return [
+        (c.body.get("response_format") or {}).get("type") for c in server.calls("/chat/completions")
+    ]
+
+
+def test_a_server_without_json_schema_gets_json_mode_at_once_and_keeps_it() -> None:
+    with FakeLLMServer(response_formats={"text", "json_object"}) as server:
+        server.script(Reply.with_text('{"colour": "amber"}'), Reply.with_text('{"colour": "red"}'))
+        llm = _llm(server, max_retries=3)
+        assert json.loads(anyio.run(lambda: llm.complete(USER, json_schema=SCHEMA)).text) == {
+            "colour": "amber"
+        }
+        anyio.run(lambda: llm.complete(USER, json_schema=SCHEMA))
+        # one refused request (not retried), then JSON mode remembered for the next call
+        assert _formats(server) == ["json_schema", "json_object", "json_object"]
+        assert llm.structured_output == "json_object"
+        sent = server.calls("/chat/completions")[1].body
+        assert sent["response_format"]["schema"] == SCHEMA
+        assert '"colour"' in sent["messages"][0]["content"]  # the schema in the prompt too
+
+
+def test_a_plain_text_server_gets_the_schema_in_the_prompt_and_a_tolerant_reader() -> None:
+    with FakeLLMServer(response_formats=set()) as server:
+        server.script(Reply.with_text('Sure! Here it is:\n```json\n{"colour": "pale blue"}\n```'))
+        llm = _llm(server)
+        done = anyio.run(lambda: llm.complete(USER, json_schema=SCHEMA))
+        assert json.loads(done.text) == {"colour": "pale blue"}
+        assert _formats(server) == ["json_schema", "json_object", None]
+        system = server.calls("/chat/completions")[-1].body["messages"][0]
+        assert system["role"] == "system"
+        assert json.dumps(SCHEMA, sort_keys=True, separators=(",", ":")) in system["content"]
+
+
+def test_a_fixed_shape_is_never_changed() -> None:
+    with FakeLLMServer(response_formats={"json_object"}) as server:
+        llm = _llm(server, structured_output="json_schema")
+        with pytest.raises(LLMError, match="rejected the request"):
+            anyio.run(lambda: llm.complete(USER, json_schema=SCHEMA))
+        assert _formats(server) == ["json_schema"]
+        with pytest.raises(ConfigurationError, match="structured_output"):
+            _llm(server, structured_output="xml")
+
+
+def test_a_500_that_is_not_about_the_request_is_still_retried(server: FakeLLMServer) -> None:
+    server.script(Reply.error(500), Reply.with_text("fine"))
+    assert anyio.run(lambda: _llm(server).complete(USER)).text == "fine"
+    assert len(server.calls("/chat/completions")) == 2
+
+
+def test_a_cut_structured_reply_says_it_was_cut(server: FakeLLMServer) -> None:
+    from hybrid_rag.models import Completion
+    from hybrid_rag.providers._chat import check_json_reply
+
+    cut = Completion(text='{"colour": "gre', finish_reason="length")
+    with pytest.raises(LLMError, match="cut at the reply's token limit"):
+        check_json_reply(cut, SCHEMA, "m")
+
+
+def test_a_timeout_behind_other_calls_drops_concurrency_to_one(server: FakeLLMServer) -> None:
+    server.script(*[Reply.stall(1.0, "late")] * 3, *[Reply.with_text("ok")] * 6)
+    llm = _llm(server, timeout=0.5, max_retries=2, max_concurrency=3)
+
+    async def three() -> None:
+        async with anyio.create_task_group() as group:
+            for i in range(3):
+                group.start_soon(llm.complete, [ChatMessage(role="user", content=f"q{i}")])
+
+    anyio.run(three)
+    assert llm._policy.max_concurrency == 1  # the server queues: one at a time from now on
+
+
+def test_a_stream_without_a_usage_chunk_still_counts_tokens() -> None:
+    with FakeLLMServer(stream_usage=False) as server:
+        server.script(Reply.with_text("one two three four"))
+        llm = _llm(server)
+
+        async def run() -> list[str]:
+            return [p async for p in llm.stream(USER)]
+
+        assert "".join(anyio.run(run)) == "one two three four"
+        assert llm.usage.llm_calls == 1 and llm.usage.completion_tokens == 4
+        assert llm.usage.prompt_tokens > 0
+
+
+def test_streamed_completions_join_and_count(server: FakeLLMServer) -> None:
+    llm = _llm(server, stream_completions=True)
+    done = anyio.run(lambda: llm.complete(USER, json_schema=None))
+    assert done.text == "echo: What is the flash point of acetone?"
+    assert server.calls("/chat/completions")[0].body["stream"] is True
+    assert done.completion_tokens > 0 and done.finish_reason == "stop"
+
+
+def test_the_question_budget_cuts_an_attempt_without_retrying_and_counts_it(
+    server: FakeLLMServer,
+) -> None:
+    from hybrid_rag._budget import open_budget
+
+    server.script(Reply.stall(2.0))
+    llm = _llm(server, timeout=30, max_retries=3)
+
+    async def ask() -> None:
+        with open_budget(0.5), track_usage() as meter:
+            try:
+                await llm.complete(USER)
+            finally:
+                assert meter.usage.llm_calls == 1  # the cut call was sent: it counts
+
+    started = time.perf_counter()
+    with pytest.raises(LLMError, match="ran out of time"):
+        anyio.run(ask)
+    assert time.perf_counter() - started < 1.8
+    assert len(server.calls("/chat/completions")) == 1  # no retry: no time for one
+
+
+class TestOpenAILLMContract(LLMProviderContract):
+    """``OpenAILLM`` against the scripted server (a 400 for a failure)."""
+
+    @pytest.fixture
+    def make_llm(self, server: FakeLLMServer) -> MakeLLM:
+        def make(replies: Sequence[str]) -> OpenAILLM:
+            server.script(*(Reply.error(400) if r == FAIL else Reply.with_text(r) for r in replies))
+            return _llm(server, max_retries=0)
+
+        return make
+
+
+def test_concurrent_refusals_step_down_one_shape_only() -> None:
+    with FakeLLMServer(response_formats={"json_object"}) as server:
+        llm = _llm(server)
+
+        async def four() -> None:
+            async with anyio.create_task_group() as group:
+                for _ in range(4):
+                    group.start_soon(lambda: llm.complete(USER, json_schema=SCHEMA))
+
+        server.script(*[Reply.with_text('{"colour": "grey"}')] * 4)
+        anyio.run(four)
+        assert llm.structured_output == "json_object"  # not "text": one step for one refusal

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import anyio
@@ -20,6 +20,7 @@ import pytest
 
 from hybrid_rag.errors import LLMError
 from hybrid_rag.models import ChatMessage
+from hybrid_rag.testing.contracts import FAIL, LLMProviderContract, MakeLLM
 from hybrid_rag.testing.llm_server import FakeLLMServer, Reply
 
 pytest.importorskip("gen_ai_hub")
@@ -202,3 +203,16 @@ def test_credentials_from_each_source_the_sdk_reads(
     llm = _llm(resource_group=f"rg-{source}-{aicore.url.rsplit(':', 1)[1]}")
     assert anyio.run(lambda: llm.complete(USER)).text.startswith("echo")
     assert aicore.calls("/oauth/token") and aicore.calls("/chat/completions")
+
+
+class TestAICoreLLMContract(LLMProviderContract):
+    """``AICoreLLM`` (OpenAI route and orchestration) against the emulator."""
+
+    @pytest.fixture(params=["gpt-4o", "anthropic--claude-4-sonnet"])
+    def make_llm(self, aicore: FakeLLMServer, request: pytest.FixtureRequest) -> MakeLLM:
+        def make(replies: Sequence[str]) -> AICoreLLM:
+            aicore.script(*(Reply.error(400) if r == FAIL else Reply.with_text(r) for r in replies))
+            route = "orchestration" if request.param.startswith("anthropic") else "openai"
+            return _llm("gpt-4o", route=route, max_retries=0)
+
+        return make

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -12,6 +13,7 @@ import pytest
 from hybrid_rag.errors import ConfigurationError, LLMError
 from hybrid_rag.models import ChatMessage
 from hybrid_rag.protocols import Embedder, LLMProvider
+from hybrid_rag.testing.contracts import FAIL, LLMProviderContract, MakeLLM
 
 pytest.importorskip("langchain_core")
 from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -77,7 +79,7 @@ def test_json_schema_without_structured_output_support_goes_in_the_prompt() -> N
     schema = {"type": "object", "properties": {"value": {"type": "number"}}}
     done = anyio.run(lambda: llm.complete(USER, json_schema=schema))
     assert json.loads(done.text) == {"value": -20}
-    with pytest.raises(LLMError, match="not JSON"):
+    with pytest.raises(LLMError, match="not a JSON object"):
         anyio.run(lambda: llm.complete(USER, json_schema=schema, temperature=0.2))
 
 
@@ -105,3 +107,22 @@ def test_wrong_objects_are_configuration_errors() -> None:
     with pytest.raises(LLMError, match="dimension 4"):
         emb = LangChainEmbedder(DeterministicFakeEmbedding(size=8), dim=4, max_retries=0)
         anyio.run(lambda: emb.embed_documents(["x"]))
+
+
+class _ScriptChat(FakeListChatModel):
+    """LangChain's fake list model; a ``FAIL`` reply raises as a broken back end would."""
+
+    async def ainvoke(self, *args: Any, **kwargs: Any) -> Any:
+        if self.responses[self.i % len(self.responses)] == FAIL:
+            self.i += 1
+            raise ValueError("back end down")
+        return await super().ainvoke(*args, **kwargs)
+
+
+class TestLangChainLLMContract(LLMProviderContract):
+    @pytest.fixture
+    def make_llm(self) -> MakeLLM:
+        def make(replies: Sequence[str]) -> LangChainLLM:
+            return LangChainLLM(_ScriptChat(responses=list(replies)), name="script", max_retries=0)
+
+        return make

@@ -72,7 +72,7 @@ def test_policy_does_not_retry_a_client_error() -> None:
         calls.append(1)
         raise _HTTPError(400)
 
-    with pytest.raises(LLMError, match="t: _HTTPError: HTTP 400"):
+    with pytest.raises(LLMError, match="t: the server rejected the request: _HTTPError: HTTP 400"):
         anyio.run(lambda: policy.call(attempt))
     assert len(calls) == 1
 

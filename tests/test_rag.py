@@ -310,8 +310,26 @@ def test_llm_sparql_is_repaired_after_error(rag: HybridRAG) -> None:
             "Examplon carries the signal word Danger [1].",
         ]
     )
+    question = "Which products have the signal word Danger?"
     with rag.override(llm=FunctionLLM(lambda _m: next(replies))):
-        ans = rag.ask("Which products have the signal word Danger?")
+        ans = rag.ask(question)
+    # two calls per question by default: the rejected query and the answer, no repair
+    assert [a.origin for a in ans.sparql] == ["llm"] and ans.sparql[0].error
+    assert ans.usage.llm_calls == 2
+    replies = iter(
+        [
+            "```sparql\nDELETE WHERE { ?s ?p ?o }\n```",
+            "```sparql\nSELECT ?fact WHERE { ?fact a <http://hybrid-rag.org/ns#Fact> ;"
+            ' <http://hybrid-rag.org/ns#value> ?v . FILTER(CONTAINS(?v, "Danger")) }\n```',
+            "Examplon carries the signal word Danger [1].",
+        ]
+    )
+    rag._max_llm_calls = 3  # what HybridRAG(max_llm_calls=3) sets: room for a repair
+    try:
+        with rag.override(llm=FunctionLLM(lambda _m: next(replies))):
+            ans = rag.ask(question)
+    finally:
+        rag._max_llm_calls = 2
     origins = [a.origin for a in ans.sparql]
     assert origins[:2] == ["llm", "repair"] and ans.sparql[0].error
     assert any("Danger" in f.value for f in ans.facts)

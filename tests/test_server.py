@@ -339,3 +339,14 @@ async def test_ask_stream_with_a_model_sends_its_pieces(
     answer = json.loads(events[-1][1])
     assert len(deltas) > 1 and answer["generation"] == "llm"  # streamed, not one block
     assert "".join(deltas) == "The flash point is -18 °C [1]." == answer["text"]
+
+
+@pytest.mark.asyncio
+async def test_a_request_may_set_its_own_time_budget(client: httpx.AsyncClient) -> None:
+    ok = await client.post("/ask", json={"question": FLASH, "mode": "kg", "timeout": 20})
+    assert ok.status_code == 200 and "-18" in ok.json()["text"]
+    for bad in (0.5, -3, "soon"):
+        r = await client.post("/ask", json={"question": FLASH, "timeout": bad})
+        assert r.status_code == 422, bad
+    stream = await client.post("/ask/stream", json={"question": FLASH, "timeout": 0.2})
+    assert stream.status_code == 422

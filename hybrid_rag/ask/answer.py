@@ -11,17 +11,11 @@ from itertools import pairwise
 from hybrid_rag._vocab import DATE_UNIT
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.vector import section_number
-from hybrid_rag.models import Abstention, ChatMessage, Evidence, Fact, Passage
+from hybrid_rag.models import Abstention, Evidence, Fact, Passage
 from hybrid_rag.protocols import PropertyDef
 from hybrid_rag.text import content_tokens, norm, sentences, stem, tokens
 
-__all__ = [
-    "Composed",
-    "compose_extractive",
-    "passage_facts",
-    "prints_a_value",
-    "synthesis_messages",
-]
+__all__ = ["Composed", "compose_extractive", "passage_facts", "prints_a_value"]
 
 # a GHS response statement of the hazard section ("P302+P352 IF ON SKIN: ..."): after the
 # first-aid section's own text for the same route
@@ -825,33 +819,3 @@ def _clip(text: str, limit: int) -> str:
 
 
 # --- LLM synthesis: one call on the happy path ---------------------------------------------
-
-_SYNTH = """Answer the question using only the numbered sources. Cite sources like [1].
-If the sources do not contain the answer, say that the documents do not state it.
-Be brief (at most 3 sentences); start with the direct answer."""
-
-
-def synthesis_messages(
-    question: str, facts: Sequence[Fact], passages: Sequence[Passage], *, draft: str | None
-) -> tuple[list[ChatMessage], list[Evidence]]:
-    """Messages for the one grounded synthesis call and the evidence each number refers to."""
-    lines: list[str] = []
-    evidence: list[Evidence] = []
-    for f in facts[:20]:
-        evidence.append(f.evidence)
-        lines.append(
-            f"[{len(evidence)}] {f.subject} - {f.predicate_label}: {f.value} "
-            f"({f.status}; {f.evidence.doc_id} p.{f.evidence.page})"
-        )
-    for p in passages[:8]:
-        evidence.append(
-            Evidence(doc_id=p.doc_id, page=p.page, chunk_id=p.chunk_id, quote=p.text[:300])
-        )
-        lines.append(f"[{len(evidence)}] ({p.doc_id} p.{p.page}) {p.text}")
-    user = f"Question: {question}\n\nSources:\n" + "\n".join(lines)
-    if draft:
-        user += f"\n\nExtractive draft (may help): {draft}"
-    return [
-        ChatMessage(role="system", content=_SYNTH),
-        ChatMessage(role="user", content=user),
-    ], evidence

@@ -15,11 +15,12 @@ from typing import Literal
 
 import anyio
 
+from hybrid_rag import _budget
 from hybrid_rag.ask.analysis import QuestionAnalysis
-from hybrid_rag.ask.answer import Composed, compose_extractive, passage_facts, synthesis_messages
+from hybrid_rag.ask.answer import Composed, compose_extractive, passage_facts
 from hybrid_rag.ask.conflicts import conflict_note, find_conflicts, involving
 from hybrid_rag.ask.grounding import Grounding, check_grounding, renumber
-from hybrid_rag.errors import HybridRAGError, InputError
+from hybrid_rag.errors import HybridRAGError, InputError, LLMTimeoutError
 from hybrid_rag.models import ChainError, ChatMessage, Evidence, Fact, Passage, Usage
 from hybrid_rag.protocols import LLMProvider
 
@@ -40,6 +41,8 @@ class Synthesis:
     citations: tuple[Evidence, ...]
     usage: Usage
     grounding: Grounding | None = None
+    cited_texts: tuple[str, ...] = ()
+    """The text of each cited source as the model saw it, in ``citations`` order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,15 +127,21 @@ class AnswerComposer:
             The synthesis, or a ``ChainError`` (kind ``llm`` or
             ``timeout``) that the supervisor reports while serving the extractive answer.
         """
+        skipped = _no_call_left()
+        if skipped is not None:
+            return skipped
         messages, evidence = synthesis_messages(question, facts, passages, draft=draft)
         done = None
-        with anyio.move_on_after(max(1.0, deadline - time.perf_counter())):
+        left = max(1.0, deadline - time.perf_counter())
+        with anyio.move_on_after(left):
             try:
                 done = await llm.complete(messages, max_tokens=self.synthesis_max_tokens)
+            except LLMTimeoutError as exc:
+                return ChainError(chain="synthesis", kind="timeout", message=_out_of_time(exc))
             except HybridRAGError as exc:
                 return ChainError(chain="synthesis", kind="llm", message=str(exc))
         if done is None:
-            return ChainError(chain="synthesis", kind="timeout", message="time budget spent")
+            return ChainError(chain="synthesis", kind="timeout", message=_out_of_time(left))
         used = Usage(
             llm_calls=1, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens
         )
@@ -156,6 +165,10 @@ class AnswerComposer:
         ``ChainError`` when the call failed or ran out of time
         (pieces already yielded are then superseded by the extractive answer).
         """
+        skipped = _no_call_left()
+        if skipped is not None:
+            yield skipped
+            return
         messages, evidence = synthesis_messages(question, facts, passages, draft=draft)
         pieces: list[str] = []
         failure: ChainError | None = None
@@ -186,14 +199,108 @@ async def _next_piece(
     it: AsyncIterator[str], deadline: float
 ) -> tuple[str | None, ChainError | None]:
     """The next piece (``None`` at the end) or why there is none, within the deadline."""
-    with anyio.move_on_after(max(0.0, deadline - time.perf_counter())):
+    left = max(0.0, deadline - time.perf_counter())
+    with anyio.move_on_after(left):
         try:
             return await it.__anext__(), None
         except StopAsyncIteration:
             return None, None
+        except LLMTimeoutError as exc:
+            return None, ChainError(chain="synthesis", kind="timeout", message=_out_of_time(exc))
         except HybridRAGError as exc:
             return None, ChainError(chain="synthesis", kind="llm", message=str(exc))
-    return None, ChainError(chain="synthesis", kind="timeout", message="time budget spent")
+    return None, ChainError(chain="synthesis", kind="timeout", message=_out_of_time(left))
+
+
+def _out_of_time(cause: float | LLMTimeoutError) -> str:
+    """Why a synthesis was cut, for ``Answer.errors``."""
+    if isinstance(cause, LLMTimeoutError):
+        return f"{cause}; the extractive answer is served"
+    return (
+        f"the model ran out of time: no complete reply within the {cause:.1f} s left of the "
+        "question's budget (ask(..., timeout=...) sets it); the extractive answer is served"
+    )
+
+
+def _no_call_left() -> ChainError | None:
+    """A ``ChainError`` when the question has no model call left for its answer."""
+    budget = _budget.current()
+    if budget is None or budget.take_call():
+        return None
+    return ChainError(
+        chain="synthesis",
+        kind="no_call_left",
+        message=f"the question's {budget.max_calls} model calls were spent before the "
+        "answer; the extractive answer is served",
+    )
+
+
+_SYNTH = """Answer the question using only the numbered sources. Cite sources like [1].
+If the sources do not contain the answer, say that the documents do not state it.
+Be brief (at most 3 sentences); start with the direct answer."""
+
+_STATUS = {"unavailable": "the document says it is not available"}
+_SOURCE_TAG = re.compile(r"\s*\((?:stated|the document says it is not available); [\w.-]+ p\.\d+\)")
+
+MAX_FACTS = 8
+"""Facts a synthesis prompt carries (those of the asked properties first)."""
+MAX_PASSAGES = 4
+"""Passages a synthesis prompt carries, best first."""
+PASSAGE_CHARS = 600
+"""The most characters of one passage in the prompt: the sentences that share the most
+words with the question, in the passage's order."""
+
+
+def synthesis_messages(
+    question: str, facts: Sequence[Fact], passages: Sequence[Passage], *, draft: str | None
+) -> tuple[list[ChatMessage], list[Evidence]]:
+    """Messages for the one grounded synthesis call and the evidence each number refers to.
+
+    Sized for real models: a fixed system message (a cacheable prefix), at most
+    ``MAX_FACTS`` facts and ``MAX_PASSAGES`` passages, each passage cut to the sentences
+    nearest the question (``PASSAGE_CHARS``).
+    """
+    lines: list[str] = []
+    evidence: list[Evidence] = []
+    for f in facts[:MAX_FACTS]:
+        evidence.append(f.evidence)
+        lines.append(
+            f"[{len(evidence)}] {f.subject} - {f.predicate_label}: {f.value} "
+            f"({_STATUS.get(f.status, f.status)}; {f.evidence.doc_id} p.{f.evidence.page})"
+        )
+    for p in passages[:MAX_PASSAGES]:
+        text = _nearest(p.text, question, PASSAGE_CHARS)
+        evidence.append(Evidence(doc_id=p.doc_id, page=p.page, chunk_id=p.chunk_id, quote=text))
+        lines.append(f"[{len(evidence)}] ({p.doc_id} p.{p.page}) {text}")
+    user = f"Question: {question}\n\nSources:\n" + "\n".join(lines)
+    if draft:
+        user += f"\n\nExtractive draft (may help): {draft}"
+    return [
+        ChatMessage(role="system", content=_SYNTH),
+        ChatMessage(role="user", content=user),
+    ], evidence
+
+
+def _nearest(text: str, question: str, limit: int) -> str:
+    """The sentences of ``text`` sharing the most words with ``question``, within
+    ``limit`` characters, in their order (the whole text when it fits)."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    sentences = re.split(r"(?<=[.!?:;])\s+", flat)
+    asked = {w[:5] for w in re.findall(r"[^\W\d_]{3,}", question.casefold())}
+    score = [
+        (-len(asked & {w[:5] for w in re.findall(r"[^\W\d_]{3,}", s.casefold())}), i)
+        for i, s in enumerate(sentences)
+    ]
+    keep: set[int] = set()
+    used = 0
+    for _s, i in sorted(score):
+        if used + len(sentences[i]) + 1 > limit and keep:
+            continue
+        keep.add(i)
+        used += len(sentences[i]) + 1
+    return " ".join(sentences[i] for i in sorted(keep))[:limit]
 
 
 def _grounded(
@@ -205,9 +312,11 @@ def _grounded(
 ) -> Synthesis:
     """The model's text through the grounding check, markers renumbered to the citations."""
     sources = _source_texts(messages[-1].content, evidence)
+    text = _SOURCE_TAG.sub("", text)  # a small model copies "(stated; doc p.3)" from a source
     g = check_grounding(text, sources, question=question)
     cites = tuple(evidence[n - 1] for n in g.cited)
-    return Synthesis(renumber(g.text, g.cited), cites, used, g)
+    seen = tuple(sources[n - 1] for n in g.cited)
+    return Synthesis(renumber(g.text, g.cited), cites, used, g, seen)
 
 
 def _inline(e: Evidence) -> str:

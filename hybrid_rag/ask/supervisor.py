@@ -29,10 +29,13 @@ from typing import Any, Literal
 
 import anyio
 
+from hybrid_rag import _budget
+from hybrid_rag._budget import open_budget
 from hybrid_rag._workers import Workers
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView
 from hybrid_rag.ask.answer import passage_facts, prints_a_value
 from hybrid_rag.ask.compose import AnswerComposer, Synthesis
+from hybrid_rag.ask.grounding import content_words
 from hybrid_rag.ask.kg import KGResult, run_kg_chain
 from hybrid_rag.ask.linking import SubjectIndex
 from hybrid_rag.ask.vector import (
@@ -60,7 +63,7 @@ from hybrid_rag.protocols import (
     QuestionRouter,
     VectorStore,
 )
-from hybrid_rag.text import tokens
+from hybrid_rag.text import norm, tokens
 
 __all__ = ["AskParts", "History", "SubjectIndexCache", "Supervisor", "check_docs"]
 
@@ -89,6 +92,7 @@ class AskParts:
     subjects: SubjectIndexCache
     timeout: float
     top_k: int
+    max_llm_calls: int | None = _budget.DEFAULT_MAX_CALLS
 
 
 class SubjectIndexCache:
@@ -128,12 +132,16 @@ class Supervisor:
         history: History | None,
     ) -> Answer:
         """The ``Answer``; bad arguments raise ``InputError``."""
-        from hybrid_rag.providers._usage import combine_usage, track_usage
+        from hybrid_rag._usage import combine_usage, track_usage
 
-        with track_usage() as meter:
+        with (
+            track_usage() as meter,
+            open_budget(self.parts.timeout, max_calls=self.parts.max_llm_calls) as budget,
+        ):
             answer = await self._answer(
                 question, docs=docs, mode=mode, top_k=top_k, history=history
             )
+        answer = _with_notes(answer, budget)
         usage = combine_usage(meter.usage, answer.usage)
         return answer.model_copy(update={"usage": usage}) if usage != answer.usage else answer
 
@@ -170,7 +178,7 @@ class Supervisor:
                 deadline=found.deadline,
                 conflict_facts=_passage_facts(found),
             )
-        return _finish(_with_synthesis(box[0], synth), found)
+        return _finish(_with_synthesis(box[0], synth, found.analysis), found)
 
     async def stream(
         self,
@@ -187,6 +195,18 @@ class Supervisor:
         ``Answer`` has passed the grounding check: when the streamed text fails it, the
         ``Answer`` carries the extractive text and a ``synthesis`` error saying why.
         """
+        with open_budget(self.parts.timeout, max_calls=self.parts.max_llm_calls) as budget:
+            async for part in self._stream(question, docs, mode, top_k, history):
+                yield _with_notes(part, budget) if isinstance(part, Answer) else part
+
+    async def _stream(
+        self,
+        question: str,
+        docs: Iterable[str] | None,
+        mode: AskMode,
+        top_k: int | None,
+        history: History | None,
+    ) -> AsyncIterator[str | Answer]:
         found = await self._gather(question, docs=docs, mode=mode, top_k=top_k, history=history)
         if isinstance(found, Answer):
             if found.text:
@@ -219,7 +239,7 @@ class Supervisor:
             else:
                 synth = part
         answer = await self.parts.workers.run(lambda: self._extractive(found))
-        answer = _with_synthesis(answer, synth)
+        answer = _with_synthesis(answer, synth, found.analysis)
         if first is not None:
             ms = {**answer.timings, "first_token_ms": _ms(found.t_chains, first)}
             answer = answer.model_copy(update={"timings": ms})
@@ -243,7 +263,7 @@ class Supervisor:
         if not scope and not scoped:  # nothing ingested: say so, not "not found"
             return _no_documents(question, mode=mode, t0=t0)
         view = await self.parts.workers.run(lambda: self._view(scope, scoped))
-        from hybrid_rag.providers._usage import track_usage
+        from hybrid_rag._usage import track_usage
 
         with track_usage() as routing:  # an LLM router's calls count in Answer.usage
             analysis = await self.parts.router.route(question, scope=view, history=turns)
@@ -325,7 +345,9 @@ class Supervisor:
         out: dict[str, Any] = {}
         timings: dict[str, float] = {}
 
-        budget = p.timeout - 1
+        left = _budget.current()
+        # what routing left of the question's budget, less 1 s kept for writing the answer
+        budget = max(1.0, (left.left() if left is not None else p.timeout) - 1)
         deadline = time.monotonic() + budget  # the KG chain stops its LLM-written queries here
 
         async def bounded(name: Literal["kg", "vector"], run: Callable[[], Awaitable[Any]]) -> None:
@@ -333,7 +355,7 @@ class Supervisor:
             with anyio.move_on_after(budget) as cs:  # store calls in the chains are abandoned
                 out[name] = await run()
             if cs.cancelled_caught:
-                err = ChainError(chain=name, kind="timeout", message=f"over {budget} s")
+                err = ChainError(chain=name, kind="timeout", message=f"over {budget:.1f} s")
                 out[name] = (KGResult if name == "kg" else VectorResult)(errors=[err])
             timings[f"{name}_ms"] = _ms(t)
 
@@ -455,17 +477,25 @@ class _Found:
     routing: Usage
 
 
-def _with_synthesis(answer: Answer, synth: Synthesis | ChainError | None) -> Answer:
-    """The model's answer when it passed the grounding check; else the extractive one.
+def _with_synthesis(
+    answer: Answer, synth: Synthesis | ChainError | None, analysis: QuestionAnalysis
+) -> Answer:
+    """The model's answer when it is supported; else the extractive one, with the reason.
 
-    A synthesis whose text states a number no cited source states is not served: the
-    extractive answer stands and a ``synthesis`` error of kind ``ungrounded`` says why.
+    "Supported" (``_rejection``): every claim and number stated by a source (the markers
+    are the library's, ``hybrid_rag.ask.grounding``), no abstention where the extractive
+    answer has one of its own, a comparison or yes/no that agrees with the typed values
+    the graph returned, every value the extractive answer read from the graph kept, and,
+    where the extractive answer found no value, a source that speaks of what was asked.
     Markers that pointed nowhere were removed; a ``dangling_citation`` error counts them.
     """
     if synth is None:
         return answer
     if isinstance(synth, ChainError):
-        return answer.model_copy(update={"errors": [*answer.errors, synth]})
+        cut = Usage(llm_calls=1) if synth.kind == "timeout" else Usage()  # it was sent
+        return answer.model_copy(
+            update={"errors": [*answer.errors, synth], "usage": answer.usage + cut}
+        )
     errors = list(answer.errors)
     g = synth.grounding
     if g is not None and g.dangling:
@@ -478,13 +508,12 @@ def _with_synthesis(answer: Answer, synth: Synthesis | ChainError | None) -> Ans
             )
         )
     usage = answer.usage + synth.usage
-    if g is not None and not g.ok:
+    rejected = _rejection(answer, synth, analysis)
+    if rejected is not None:
+        kind, why = rejected
         errors.append(
             ChainError(
-                chain="synthesis",
-                kind="ungrounded",
-                message=f"{len(g.unsupported)} number(s) in no cited source "
-                f"({', '.join(g.unsupported[:5])}); the extractive answer is served",
+                chain="synthesis", kind=kind, message=f"{why}; the extractive answer is served"
             )
         )
         return answer.model_copy(update={"errors": errors, "usage": usage})
@@ -504,6 +533,111 @@ def _with_synthesis(answer: Answer, synth: Synthesis | ChainError | None) -> Ans
             "abstention": None,
         }
     )
+
+
+KEEP_SHARE = 0.7
+"""Of the words of the graph's values that the extractive answer shows (8 or more: a
+procedure, a list), the share a reply must keep to replace it (a procedure summarised
+into one clause does not)."""
+
+_ABSTAINS = re.compile(
+    r"\b(?:not (?:stated|available|provided|given|mentioned|specified|listed|found|"
+    r"included|contain)|no (?:information|data|mention|details?)|does(?: not|n't) "
+    r"(?:state|say|mention|provide|give|list|contain|specify)|cannot (?:find|determine|"
+    r"answer)|unable to|unknown|no answer)\b",
+    re.I,
+)
+_YES_NO = re.compile(r"^\W*(yes|no)\b", re.I)
+
+
+def _rejection(answer: Answer, synth: Synthesis, a: QuestionAnalysis) -> tuple[str, str] | None:
+    """Why the model's text may not replace the extractive ``answer`` (``None``: it may)."""
+    text, extractive = synth.text, answer.text or ""
+    if _ABSTAINS.search(text):
+        return "model_abstained", "the model says the documents do not state it"
+    g = synth.grounding
+    if g is not None and not g.ok:
+        parts = []
+        if g.unsupported:
+            parts.append(f"{len(g.unsupported)} number(s) in no source of their claim "
+                         f"({', '.join(g.unsupported[:5])})")  # fmt: skip
+        if g.unsupported_claims:
+            parts.append(f"{len(g.unsupported_claims)} claim(s) no source states")
+        return "ungrounded", "; ".join(parts)
+    if g is not None and not g.informative:
+        return "no_answer", "the reply only restates the question"
+    stated = [f for f in answer.facts if f.status == "stated"]
+    if stated and (a.intent in ("min", "max", "same") or a.polar):
+        disagreement = _disagrees(text, extractive, stated, a)
+        if disagreement:
+            return "contradicts_graph", disagreement
+    if stated and answer.abstention is None and "kg" in answer.sources:
+        kept = _numbers(text) | _numbers(a.question)
+        flat = " ".join(extractive.split())
+        shown = [f.value for f in stated if " ".join(f.value.split())[:60] in flat]
+        lost = sorted({n for v in shown for n in _numbers(v)} - kept)
+        if lost:
+            return "dropped_values", f"the graph's value(s) {', '.join(lost[:5])} left out"
+        said = content_words(" ".join(shown))
+        if len(said) >= 8 and len(said & content_words(text)) < KEEP_SHARE * len(said):
+            return "dropped_values", "the reply leaves out much of what the graph's values say"
+    if answer.abstention is not None and a.properties:
+        labels = [label for p in a.properties for label in p.labels]
+        if not any(_speaks_of(src, labels) for src in synth.cited_texts):
+            return "off_question", "no cited source speaks of the asked property"
+    return None
+
+
+def _speaks_of(source: str, labels: Sequence[str]) -> bool:
+    """Whether ``source`` names one of ``labels``: whole, or most of its words."""
+    said = norm(source)
+    words = set(tokens(source))
+    for label in labels:
+        own = [w for w in tokens(label) if len(w) > 2]
+        if norm(label) in said or (own and sum(w in words for w in own) * 2 >= len(own) + 1):
+            return True
+    return False
+
+
+def _disagrees(text: str, extractive: str, stated: Sequence[Fact], a: QuestionAnalysis) -> str:
+    """How a comparison or yes/no in ``text`` contradicts the graph's (empty: it agrees)."""
+    mine, theirs = _YES_NO.match(text), _YES_NO.match(extractive)
+    if theirs and (not mine or mine.group(1).lower() != theirs.group(1).lower()):
+        return f"the graph's typed values answer {theirs.group(1).lower()!r}"
+    if a.intent in ("min", "max"):
+        subjects = sorted({f.subject for f in stated}, key=lambda s: _at(extractive, s))
+        winner = subjects[0] if subjects and _at(extractive, subjects[0]) >= 0 else None
+        first = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
+        if winner and norm(winner) not in norm(first):
+            return f"the graph's typed values name {winner!r} first"
+    return ""
+
+
+def _at(text: str, name: str) -> int:
+    at = norm(text).find(norm(name))
+    return at if at >= 0 else 10**9
+
+
+def _numbers(text: str) -> set[str]:
+    """The numbers of ``text`` as values (markers, list numbering and identifiers out)."""
+    body = re.sub(r"\[[^\]]*\]", " ", text)
+    body = re.sub(r"(?m)^\s*\d{1,2}[.)]\s", " ", body)
+    body = re.sub(r"\b\d{2,7}-\d{2}-\d\b|\b[A-Z]+\d+[A-Z\d]*\b", " ", body)
+    out = set()
+    for m in re.finditer(r"(?<![\w.])[-−–]?\d+(?:[.,]\d+)?", body):
+        try:
+            out.add(f"{float(m.group(0).replace('−', '-').replace('–', '-').replace(',', '.')):g}")
+        except ValueError:
+            continue
+    return out
+
+
+def _with_notes(answer: Answer, budget: _budget.Budget) -> Answer:
+    """``answer`` with the stages the budget cut or skipped in its errors (once each)."""
+    notes = [n for n in budget.notes if n not in answer.errors]
+    if not notes:
+        return answer
+    return answer.model_copy(update={"errors": [*answer.errors, *notes]})
 
 
 def _catalogued(found: VectorResult, scope: Sequence[str]) -> bool:

@@ -40,6 +40,7 @@ from pathlib import Path, PurePath
 
 import anyio
 
+from hybrid_rag._usage import combine_usage, track_usage
 from hybrid_rag._workers import Workers
 from hybrid_rag.errors import (
     DocumentExistsError,
@@ -58,7 +59,6 @@ from hybrid_rag.ingest.load import LoadedDocument, parse_document
 from hybrid_rag.ingest.triples import build_triples
 from hybrid_rag.models import Chunk, DocumentInfo, IngestReport, PreparedDocument, Usage
 from hybrid_rag.protocols import Catalog, Embedder, Extractor, GraphStore, Ontology, VectorStore
-from hybrid_rag.providers._usage import combine_usage, track_usage
 from hybrid_rag.rdf import Triple
 from hybrid_rag.stores._journal import Journal
 

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 from hybrid_rag.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from hybrid_rag._usage import UsageMeter, track_usage
     from hybrid_rag.protocols import Embedder
     from hybrid_rag.providers._cache import ResponseCache
-    from hybrid_rag.providers._usage import UsageMeter, track_usage
     from hybrid_rag.providers.aicore import AICoreEmbedder, AICoreLLM
     from hybrid_rag.providers.hashing import HashingEmbedder
     from hybrid_rag.providers.langchain import LangChainEmbedder, LangChainLLM
@@ -61,8 +61,8 @@ _LAZY = {
     "OpenAILLM": "hybrid_rag.providers.openai",
     "ResponseCache": "hybrid_rag.providers._cache",
     "SentenceTransformerEmbedder": "hybrid_rag.providers.local",
-    "UsageMeter": "hybrid_rag.providers._usage",
-    "track_usage": "hybrid_rag.providers._usage",
+    "UsageMeter": "hybrid_rag._usage",
+    "track_usage": "hybrid_rag._usage",
 }
 _LOCAL_ALIASES = frozenset({"local", "minilm", "all-minilm-l6-v2", "sentence-transformers"})
 

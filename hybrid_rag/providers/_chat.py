@@ -5,19 +5,23 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from hybrid_rag.errors import LLMError
 from hybrid_rag.models import ChatMessage, Completion
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
+    "LADDER",
+    "StructuredOutput",
     "chat_parts",
     "check_json_reply",
     "openai_messages",
+    "read_json_object",
     "response_format",
     "sampling_params",
     "schema_instruction",
+    "with_schema_instruction",
 ]
 
 DEFAULT_MAX_TOKENS = 2048
@@ -61,8 +65,26 @@ def chat_parts(
     }
 
 
-def response_format(json_schema: Mapping[str, Any], *, strict: bool) -> dict[str, Any]:
-    """An OpenAI ``response_format`` constraining the reply to ``json_schema``."""
+StructuredOutput = Literal["auto", "json_schema", "json_object", "text"]
+"""How a provider asks for JSON: ``json_schema`` (OpenAI ``response_format`` with the
+schema: OpenAI, Azure, vLLM, LM Studio, llama.cpp's ``llama-server``), ``json_object``
+(``{"type": "json_object", "schema": ...}``: JSON mode, with the schema where the server
+takes one, as ``llama-cpp-python`` and Ollama do), ``text`` (no response format: the
+schema goes into the prompt and the reply is read tolerantly), or ``auto``: the first
+that the server accepts, found on the first structured call and remembered."""
+
+LADDER: tuple[str, ...] = ("json_schema", "json_object", "text")
+"""The structured-output shapes ``auto`` tries, most constrained first."""
+
+
+def response_format(
+    json_schema: Mapping[str, Any], *, strict: bool, mode: str = "json_schema"
+) -> dict[str, Any] | None:
+    """The OpenAI ``response_format`` for ``mode`` (``None`` for ``text``)."""
+    if mode == "json_object":
+        return {"type": "json_object", "schema": dict(json_schema)}
+    if mode != "json_schema":
+        return None
     title = str(json_schema.get("title") or "response")
     name = "".join(c if c.isalnum() or c in "_-" else "_" for c in title)[:64]
     return {
@@ -71,40 +93,82 @@ def response_format(json_schema: Mapping[str, Any], *, strict: bool) -> dict[str
     }
 
 
-def schema_instruction(json_schema: Mapping[str, Any]) -> ChatMessage:
-    """A system message asking for JSON matching ``json_schema`` (no constrained decoding)."""
-    return ChatMessage(
-        role="system",
-        content="Reply with one JSON object and nothing else. It must validate against "
-        f"this JSON Schema:\n{json.dumps(json_schema, sort_keys=True)}",
+def schema_instruction(json_schema: Mapping[str, Any]) -> str:
+    """The sentence asking for JSON matching ``json_schema`` (for back ends without a
+    constrained decoder, and for JSON mode, which constrains the syntax only)."""
+    compact = json.dumps(json_schema, sort_keys=True, separators=(",", ":"))
+    return (
+        f"Reply with one JSON object and nothing else, valid against this JSON Schema:\n{compact}"
     )
+
+
+def with_schema_instruction(
+    messages: Sequence[ChatMessage], json_schema: Mapping[str, Any]
+) -> list[ChatMessage]:
+    """``messages`` with the schema instruction added at the end of the first system message.
+
+    At the end, so the start of the system message (the part that is the same for every
+    call) stays a prefix that servers caching prompt prefixes reuse.
+    """
+    out = list(messages)
+    note = schema_instruction(json_schema)
+    for i, m in enumerate(out):
+        if m.role == "system":
+            out[i] = ChatMessage(role="system", content=f"{m.content}\n\n{note}")
+            return out
+    return [ChatMessage(role="system", content=note), *out]
+
+
+def read_json_object(text: str) -> dict[str, Any] | None:
+    """The first JSON object in ``text``, read tolerantly; ``None`` when there is none.
+
+    Takes a Markdown code fence off, and skips any words a model wrote before or after
+    the object ("Here is the JSON: {...}").
+    """
+    body = _unfence(text)
+    try:
+        value = json.loads(body)
+    except ValueError:
+        value = None
+        start = body.find("{")
+        while value is None and start >= 0:
+            try:
+                value, _end = json.JSONDecoder().raw_decode(body, start)
+            except ValueError:
+                start = body.find("{", start + 1)
+    return value if isinstance(value, dict) else None
 
 
 def check_json_reply(
     done: Completion, json_schema: Mapping[str, Any] | None, model: str
 ) -> Completion:
-    """``done`` unchanged when no schema was asked for or its text is a JSON object.
-
-    A reply wrapped in a Markdown code fence is unwrapped.
+    """``done`` with its text as the JSON object asked for (unchanged without a schema).
 
     Raises:
-        LLMError: A schema was asked for and the text is not a JSON object.
+        LLMError: A schema was asked for and the reply holds no JSON object (the message
+            says when the reply was cut at the token limit).
     """
-    if json_schema is None:
+    if json_schema is None or _is_object(done.text):
         return done
-    text = _unfence(done.text)
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise LLMError(f"{model}: reply is not JSON: {exc}: {done.text[:200]!r}") from exc
-    if not isinstance(value, dict):
-        raise LLMError(f"{model}: reply is JSON but not an object: {done.text[:200]!r}")
+    value = read_json_object(done.text)
+    if value is None:
+        cut = " (cut at the reply's token limit)" if done.finish_reason == "length" else ""
+        raise LLMError(f"{model}: reply is not a JSON object{cut}: {done.text[:200]!r}")
+    text = json.dumps(value, ensure_ascii=False)
     return done if text == done.text else done.model_copy(update={"text": text})
+
+
+def _is_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
 
 
 def _unfence(text: str) -> str:
     stripped = text.strip()
-    if stripped.startswith("```") and stripped.endswith("```"):
-        body = stripped[3:-3]
+    if stripped.startswith("```"):
+        body = stripped[3:]
+        body = body[:-3] if body.endswith("```") else body
         return body.split("\n", 1)[1].strip() if "\n" in body else body.strip()
     return stripped

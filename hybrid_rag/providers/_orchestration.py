@@ -11,7 +11,7 @@ note that the service treats ``{{?name}}`` in a message as a template placeholde
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 import anyio.to_thread
@@ -49,7 +49,7 @@ def _config(model: str, messages: Sequence[ChatMessage], params: Mapping[str, An
 
     kinds = {"system": SystemMessage, "user": UserMessage, "assistant": AssistantMessage}
     template = Template(messages=[kinds[m.role](m.content) for m in messages])
-    if "response_format" in params:
+    if params.get("response_format", {}).get("type") == "json_schema":
         from gen_ai_hub.orchestration.models.response_format import ResponseFormatJsonSchema
 
         spec = params["response_format"]["json_schema"]
@@ -79,7 +79,7 @@ async def orchestration_complete(
 
 async def orchestration_stream(
     proxy: Any, *, model: str, messages: Sequence[ChatMessage], params: Mapping[str, Any]
-) -> AsyncIterator[str | Usage]:
+) -> AsyncGenerator[str | Usage, None]:
     """Text pieces (and the token counts when sent) of a streamed orchestration call."""
     service = await anyio.to_thread.run_sync(_service, proxy)
     events = await service.astream(config=_config(model, messages, params))

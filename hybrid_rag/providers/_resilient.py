@@ -3,13 +3,21 @@
 Written once and used by the OpenAI, SAP AI Core and LangChain providers:
 
 * **Timeout** per attempt (``anyio.fail_after``); a stream times out when no piece
-  arrives within it.
+  arrives within it. Inside a question's time budget (``hybrid_rag._budget``) an attempt
+  may take what is left of the budget instead, and a budget that runs out is not retried.
 * **Retries** with exponential backoff and full jitter on 429, 408/409, 5xx, timeouts and
   connection errors (``tenacity``); a ``Retry-After`` / ``retry-after-ms`` header is
-  honoured (capped at ``max_wait``). Other errors fail at once. Either way the caller
-  gets ``LLMError`` naming the model and the reason.
+  honoured (capped at ``max_wait``). Other errors fail at once, and so does a 4xx or 5xx
+  whose text says the request itself is invalid (a server that does not take the
+  ``response_format`` sent: ``ShapeRejected``, which a chat provider answers by asking in
+  a simpler shape). Either way the caller gets ``LLMError`` naming the model and the reason.
 * **Concurrency limit**: at most ``max_concurrency`` calls in flight per provider and
-  event loop.
+  event loop. An attempt that times out while other calls were in flight means the server
+  queues requests (llama.cpp serves one at a time by default): the limit drops to one for
+  the provider's life, so retries are not re-sent together on top of the work the server
+  is still doing.
+* **Cut calls count**: a call cut by a timeout or cancelled by its caller was sent and
+  counts in ``llm_calls`` (with the tokens it had streamed, if any).
 * **Cache**: a ``ResponseCache`` keyed by model, messages (or
   text) and parameters; a hit costs no call.
 * **Usage**: calls, tokens, embedded texts and cache hits go to the provider's
@@ -22,9 +30,11 @@ import asyncio
 import email.utils
 import logging
 import os
+import re
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -37,16 +47,25 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from hybrid_rag.errors import ConfigurationError, LLMError
+from hybrid_rag import _budget
+from hybrid_rag._usage import UsageMeter, record_usage
+from hybrid_rag.errors import ConfigurationError, LLMError, LLMTimeoutError
 from hybrid_rag.models import Completion, Usage
 from hybrid_rag.providers._cache import ResponseCache, as_cache, cache_key
-from hybrid_rag.providers._usage import UsageMeter, record_usage
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["CallPolicy", "PerLoop", "Transient", "transient"]
+__all__ = [
+    "CallPolicy",
+    "CutCall",
+    "PerLoop",
+    "ShapeRejected",
+    "Transient",
+    "rejects_shape",
+    "transient",
+]
 
 log = logging.getLogger("hybrid_rag.providers")
 
@@ -55,6 +74,39 @@ _RETRY_STATUS = frozenset({408, 409, 425, 429})
 _CONNECTION_ERRORS = frozenset(
     {"APIConnectionError", "APITimeoutError", "TransportError", "TimeoutException"}
 )
+_SHAPE_WORDS = re.compile(
+    r"response_format|json_schema|json schema|\bschema\b|grammar|validation error|"
+    r"unsupported|not supported|invalid (?:request|parameter|value|type|input)|"
+    r"extra (?:inputs|fields)|unrecogni[sz]ed|unknown (?:field|parameter|argument)",
+    re.I,
+)
+
+
+class ShapeRejected(LLMError):
+    """The server said the request's shape is invalid (not worth retrying as it was)."""
+
+
+CutCall = LLMTimeoutError
+"""A call cut by its timeout or by the question's time budget."""
+
+
+def rejects_shape(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is an HTTP 4xx/5xx saying the request's shape is invalid.
+
+    400 and 422 always are; another 4xx/5xx is when its text names the part at fault
+    (``response_format``, a schema, a validation error, an unsupported parameter).
+    Authentication, missing models and rate limits never are.
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        status = _status(exc)
+        if status is not None:
+            if status in (401, 403, 404, 408, 409, 425, 429) or status < 400:
+                return False
+            return status in (400, 422) or _SHAPE_WORDS.search(str(exc)) is not None
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +126,8 @@ def transient(exc: BaseException | None) -> Transient | None:
             return Transient("timeout")
         status = _status(exc)
         if status is not None:
+            if status >= 500 and rejects_shape(exc):
+                return None
             if status in _RETRY_STATUS or status >= 500:
                 return Transient(f"HTTP {status}", _retry_after(exc))
             return None
@@ -191,19 +245,30 @@ class CallPolicy:
         self.max_retries = max_retries
         self.cache = as_cache(cache)
         self.meter = UsageMeter()
+        self.max_concurrency = max_concurrency
         self._wait = _WaitRetryAfter(initial=backoff, max_wait=max_wait)
-        self._limiters = PerLoop(lambda: anyio.CapacityLimiter(max_concurrency))
+        self._limiters = PerLoop(lambda: anyio.CapacityLimiter(self.max_concurrency))
 
     async def call(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """Run ``attempt`` under the limit and the timeout, retrying transient failures."""
         async with self._limiters.get():
             return await self._retrying(attempt)
 
+    def _attempt_timeout(self) -> tuple[float, bool]:
+        """Seconds one attempt may take, and whether the question's budget sets them."""
+        budget = _budget.current()
+        if budget is None:
+            return self.timeout, False
+        left = budget.left()
+        if left <= 0:
+            raise CutCall(f"{self.label}: the question's time budget is spent")
+        return left, True
+
     async def _retrying(self, attempt: Callable[[], Awaitable[T]]) -> T:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.max_retries + 1),
             wait=self._wait,
-            retry=retry_if_exception(lambda exc: transient(exc) is not None),
+            retry=retry_if_exception(self._worth_retrying),
             before_sleep=self._log_retry,
             sleep=anyio.sleep,
             reraise=True,
@@ -211,13 +276,56 @@ class CallPolicy:
         try:
             async for try_ in retrying:
                 with try_:
-                    with anyio.fail_after(self.timeout):
-                        return await attempt()
+                    timeout, budgeted = self._attempt_timeout()
+                    try:
+                        with anyio.fail_after(timeout):
+                            return await attempt()
+                    except TimeoutError as exc:
+                        self._adapt_to_queueing()
+                        if budgeted:
+                            raise CutCall(
+                                f"{self.label}: the model ran out of time: no reply within "
+                                f"the {timeout:.0f} s left of the question's budget"
+                            ) from exc
+                        raise
         except LLMError:
             raise
         except Exception as exc:
             raise self._error(exc, retrying.statistics.get("attempt_number", 1)) from exc
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
+
+    def _worth_retrying(self, exc: BaseException) -> bool:
+        budget = _budget.current()
+        if budget is not None and budget.left() <= 0:
+            return False
+        return not isinstance(exc, LLMError) and transient(exc) is not None
+
+    def _adapt_to_queueing(self) -> None:
+        """A timeout with other calls in flight: the server queues; send one at a time."""
+        limiter = self._limiters.get()
+        if self.max_concurrency == 1 or limiter.borrowed_tokens < 2:
+            return
+        log.warning(
+            "%s: a call timed out with %d in flight: the server queues requests; sending "
+            "one at a time from now on (max_concurrency= sets the limit)",
+            self.label,
+            int(limiter.borrowed_tokens),
+        )
+        self.max_concurrency = 1
+        for each in self._limiters.values():
+            each.total_tokens = 1
+
+    async def _counted(self, attempt: Callable[[], Awaitable[Completion]]) -> Completion:
+        """``call(attempt)``; a call cut by a timeout or a cancellation still counts."""
+        try:
+            return await self.call(attempt)
+        except CutCall:
+            self._record(Usage(llm_calls=1))
+            raise
+        except BaseException as exc:
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                self._record(Usage(llm_calls=1))
+            raise
 
     def _log_retry(self, state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome is not None else None
@@ -233,8 +341,10 @@ class CallPolicy:
     def _error(self, exc: BaseException, attempts: int) -> LLMError:
         hint = transient(exc)
         if isinstance(exc, TimeoutError):
-            return LLMError(
-                f"{self.label}: no reply within {self.timeout:g}s ({attempts} attempts)"
+            return CutCall(f"{self.label}: no reply within {self.timeout:g}s ({attempts} attempts)")
+        if rejects_shape(exc):
+            return ShapeRejected(
+                f"{self.label}: the server rejected the request: {type(exc).__name__}: {exc}"
             )
         if hint is not None:
             return LLMError(f"{self.label}: {hint.reason} after {attempts} attempt(s): {exc}")
@@ -257,7 +367,7 @@ class CallPolicy:
         if key in cached:
             self._record(Usage(cache_hits=1))
             return Completion.model_validate_json(cached[key])
-        done = await self.call(attempt)
+        done = await self._counted(attempt)
         self._record(
             Usage(
                 llm_calls=1,
@@ -272,7 +382,7 @@ class CallPolicy:
 
     async def stream(
         self, parts: Mapping[str, Any], open_stream: Callable[[], AsyncIterator[str | Usage]]
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         """Text pieces from the cache (one piece) or from the stream ``open_stream`` makes.
 
         Retried until the first piece arrives; each later piece must arrive within the
@@ -285,15 +395,25 @@ class CallPolicy:
             self._record(Usage(cache_hits=1))
             yield Completion.model_validate_json(cached[key]).text
             return
-        async with self._limiters.get():
-            pieces, used = [], Usage(llm_calls=1)
-            async for item in self._pieces(open_stream):
-                if isinstance(item, Usage):
-                    used = used + item
-                    continue
-                pieces.append(item)
-                yield item
-        self._record(used)
+        pieces: list[str] = []
+        used = Usage(llm_calls=1)
+        failed: BaseException | None = None
+        try:
+            async with self._limiters.get(), aclosing(self._pieces(open_stream)) as items:
+                async for item in items:
+                    if isinstance(item, Usage):
+                        used = used + item
+                        continue
+                    pieces.append(item)
+                    yield item
+        except BaseException as exc:
+            failed = exc
+            raise
+        finally:  # a stream cut, cancelled or abandoned after it was sent still counts
+            if pieces or failed is None or not isinstance(failed, LLMError | ValueError):
+                self._record(estimated(used, parts, pieces))
+            elif isinstance(failed, CutCall):
+                self._record(used)
         done = Completion(
             text="".join(pieces),
             prompt_tokens=used.prompt_tokens,
@@ -303,7 +423,7 @@ class CallPolicy:
 
     async def _pieces(
         self, open_stream: Callable[[], AsyncIterator[str | Usage]]
-    ) -> AsyncIterator[str | Usage]:
+    ) -> AsyncGenerator[str | Usage, None]:
         async def first() -> tuple[AsyncIterator[str | Usage], str | Usage | None]:
             iterator = open_stream()
             try:
@@ -312,17 +432,22 @@ class CallPolicy:
                 return iterator, None
 
         iterator, item = await self._retrying(first)
-        while item is not None:
-            yield item
-            try:
-                with anyio.fail_after(self.timeout):
-                    item = await anext(iterator)
-            except StopAsyncIteration:
-                item = None
-            except LLMError:
-                raise
-            except Exception as exc:
-                raise self._error(exc, 1) from exc
+        try:
+            while item is not None:
+                yield item
+                try:
+                    with anyio.fail_after(self.timeout):
+                        item = await anext(iterator)
+                except StopAsyncIteration:
+                    item = None
+                except LLMError:
+                    raise
+                except Exception as exc:
+                    raise self._error(exc, 1) from exc
+        finally:  # closes the HTTP response too: the server stops generating
+            close = getattr(iterator, "aclose", None)
+            if close is not None:
+                await close()
 
     async def embed(
         self,
@@ -379,6 +504,22 @@ class CallPolicy:
     async def _cache_put(self, items: dict[str, bytes]) -> None:
         if self.cache is not None and items:
             await anyio.to_thread.run_sync(self.cache.put_many, items)
+
+
+def estimated(used: Usage, parts: Mapping[str, Any], pieces: Sequence[str]) -> Usage:
+    """``used`` with token counts estimated where the server sent none.
+
+    A streamed reply without a usage chunk (llama.cpp, Ollama and vLLM send one only when
+    asked, some never): one piece is one token, as these servers stream, and the prompt
+    is about four characters a token.
+    """
+    if used.completion_tokens or not pieces:
+        return used
+    prompt = used.prompt_tokens
+    if not prompt:
+        chars = sum(len(str(m.get("content", ""))) for m in parts.get("messages", []))
+        prompt = max(1, chars // 4)
+    return used.model_copy(update={"prompt_tokens": prompt, "completion_tokens": len(pieces)})
 
 
 def _check_options(*, timeout: float, max_retries: int, max_concurrency: int) -> None:

@@ -30,18 +30,19 @@ import importlib.util
 import os
 import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from contextlib import aclosing
+from typing import Any, Literal
 
 import anyio.to_thread
 
 from hybrid_rag.errors import ConfigurationError, LLMError
 from hybrid_rag.models import ChatMessage, Completion, Usage
-from hybrid_rag.providers._base import BatchedEmbedder, Metered
+from hybrid_rag.providers._base import BatchedEmbedder, ChatProvider, Metered
 from hybrid_rag.providers._cache import ResponseCache
 from hybrid_rag.providers._chat import (
     DEFAULT_MAX_TOKENS,
+    StructuredOutput,
     chat_parts,
-    check_json_reply,
     response_format,
     sampling_params,
 )
@@ -52,9 +53,6 @@ from hybrid_rag.providers.openai import (
     embedding_request,
     stream_chat,
 )
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["INSTALL_HINT", "AICoreEmbedder", "AICoreLLM", "shared_proxy_client"]
 
@@ -172,7 +170,7 @@ class _AICoreBase(Metered):
         return f"{type(self).__name__}(model={self._model!r}, resource_group={group!r})"
 
 
-class AICoreLLM(_AICoreBase):
+class AICoreLLM(_AICoreBase, ChatProvider):
     """A chat model deployed in SAP AI Core's generative AI hub.
 
     Args:
@@ -189,6 +187,7 @@ class AICoreLLM(_AICoreBase):
         proxy_client: A ``gen_ai_hub`` proxy client; default the shared one.
         timeout, max_retries, max_concurrency, cache: The shared call policy, see
             ``OpenAILLM``.
+        structured_output: How JSON replies are asked for, see ``OpenAILLM``.
 
     Raises:
         ConfigurationError: Empty model name or a bad option.
@@ -207,6 +206,7 @@ class AICoreLLM(_AICoreBase):
         max_retries: int = 4,
         max_concurrency: int = 8,
         cache: ResponseCache | str | os.PathLike[str] | None = None,
+        structured_output: StructuredOutput = "auto",
     ) -> None:
         super().__init__(
             model,
@@ -215,7 +215,7 @@ class AICoreLLM(_AICoreBase):
             proxy_client=proxy_client,
             timeout=timeout,
         )
-        self._max_tokens = max_tokens
+        self._init_chat(max_tokens=max_tokens, structured=structured_output)
         self._route = _route(model, route)
         self._policy = CallPolicy(
             label=f"aicore:{model}",
@@ -225,84 +225,60 @@ class AICoreLLM(_AICoreBase):
             cache=cache,
         )
 
-    @property
-    def name(self) -> str:
-        """The model name."""
-        return self._model
-
     def _needs_deployment(self) -> bool:
         return self._route == "openai"
 
     def _params(
-        self, temperature: float, max_tokens: int | None, json_schema: Mapping[str, Any] | None
+        self, temperature: float, max_tokens: int, json_schema: Mapping[str, Any] | None, shape: str
     ) -> dict[str, Any]:
-        limit = max_tokens or self._max_tokens
         params = {
-            **sampling_params(self._model, temperature=temperature, max_tokens=limit),
+            **sampling_params(self._model, temperature=temperature, max_tokens=max_tokens),
             **self._target(),
         }
         if json_schema is not None:
-            params["response_format"] = response_format(json_schema, strict=False)
+            fmt = response_format(json_schema, strict=False, mode=shape)
+            if fmt is not None:
+                params["response_format"] = fmt
         return params
 
-    def _parts(self, messages: Sequence[ChatMessage], params: Mapping[str, Any]) -> dict[str, Any]:
+    def _cache_parts(
+        self, messages: Sequence[ChatMessage], params: Mapping[str, Any]
+    ) -> dict[str, Any]:
         group = self._resource_group or "default"
         return chat_parts(f"aicore-{self._route}", group, self._model, messages, params)
 
-    async def complete(
+    async def _send(
         self,
-        messages: Sequence[ChatMessage],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        json_schema: Mapping[str, Any] | None = None,
+        messages: list[ChatMessage],
+        params: dict[str, Any],
+        json_schema: Mapping[str, Any] | None,
     ) -> Completion:
-        """Answer a conversation; see ``LLMProvider``."""
-        params = self._params(temperature, max_tokens, json_schema)
+        if self._route == "orchestration":
+            from hybrid_rag.providers._orchestration import orchestration_complete
 
-        async def attempt() -> Completion:
-            if self._route == "orchestration":
-                from hybrid_rag.providers._orchestration import orchestration_complete
-
-                await self._ready()
-                return await orchestration_complete(
-                    self._proxy_client(), model=self._model, messages=messages, params=params
-                )
-            return await chat_completion(
-                await self._ready(), model=self._model, messages=messages, params=params
+            await self._ready()
+            return await orchestration_complete(
+                self._proxy_client(), model=self._model, messages=messages, params=params
             )
-
-        return await self._policy.complete(
-            self._parts(messages, params),
-            attempt,
-            check=lambda done: check_json_reply(done, json_schema, self._model),
+        return await chat_completion(
+            await self._ready(), model=self._model, messages=messages, params=params
         )
 
-    async def stream(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> AsyncIterator[str]:
-        """Answer as text pieces while they arrive (both routes stream)."""
-        params = self._params(temperature, max_tokens, None)
+    async def _open(
+        self, messages: list[ChatMessage], params: dict[str, Any]
+    ) -> AsyncIterator[str | Usage]:
+        client = await self._ready()
+        if self._route == "orchestration":
+            from hybrid_rag.providers._orchestration import orchestration_stream
 
-        async def pieces() -> AsyncIterator[str | Usage]:
-            client = await self._ready()
-            if self._route == "orchestration":
-                from hybrid_rag.providers._orchestration import orchestration_stream
-
-                source = orchestration_stream(
-                    self._proxy_client(), model=self._model, messages=messages, params=params
-                )
-            else:
-                source = stream_chat(client, model=self._model, messages=messages, params=params)
+            source = orchestration_stream(
+                self._proxy_client(), model=self._model, messages=messages, params=params
+            )
+        else:
+            source = stream_chat(client, model=self._model, messages=messages, params=params)
+        async with aclosing(source):
             async for item in source:
                 yield item
-
-        async for piece in self._policy.stream(self._parts(messages, params), pieces):
-            yield piece
 
 
 class AICoreEmbedder(_AICoreBase, BatchedEmbedder):

@@ -11,17 +11,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hybrid_rag.errors import ConfigurationError, LLMError
 from hybrid_rag.models import ChatMessage, Completion, Usage
-from hybrid_rag.providers._base import BatchedEmbedder, Metered
+from hybrid_rag.providers._base import BatchedEmbedder, ChatProvider
 from hybrid_rag.providers._cache import ResponseCache
-from hybrid_rag.providers._chat import chat_parts, check_json_reply, schema_instruction
-from hybrid_rag.providers._resilient import CallPolicy
-
-if TYPE_CHECKING:
-    pass
+from hybrid_rag.providers._chat import DEFAULT_MAX_TOKENS, chat_parts
+from hybrid_rag.providers._resilient import CallPolicy, ShapeRejected
 
 __all__ = ["INSTALL_HINT", "LangChainEmbedder", "LangChainLLM"]
 
@@ -59,11 +56,12 @@ def _model_name(obj: Any) -> str:
     return type(obj).__name__
 
 
-class LangChainLLM(Metered):
+class LangChainLLM(ChatProvider):
     """An ``LLMProvider`` over a LangChain chat model.
 
     Structured output (``json_schema``) uses the model's ``with_structured_output``
-    when it has one, else the schema goes into a system message and the reply is parsed.
+    when it has one, else the schema goes into the system message and the reply is read
+    tolerantly.
 
     Args:
         chat_model: A ``langchain_core`` ``BaseChatModel`` (e.g. ``ChatBedrock``).
@@ -74,6 +72,8 @@ class LangChainLLM(Metered):
     Raises:
         ConfigurationError: ``chat_model`` has no ``ainvoke``, or a bad option.
     """
+
+    _ladder = ("native", "text")
 
     def __init__(
         self,
@@ -89,92 +89,66 @@ class LangChainLLM(Metered):
             raise ConfigurationError(
                 f"LangChainLLM needs a LangChain chat model, got {type(chat_model).__name__}"
             )
-        self._model = chat_model
-        self._name = name or _model_name(chat_model)
+        self._chat_model = chat_model
+        self._model = name or _model_name(chat_model)
+        self._init_chat(max_tokens=DEFAULT_MAX_TOKENS, structured="auto")
         self._policy = CallPolicy(
-            label=f"langchain:{self._name}",
+            label=f"langchain:{self._model}",
             timeout=timeout,
             max_retries=max_retries,
             max_concurrency=max_concurrency,
             cache=cache,
         )
 
-    @property
-    def name(self) -> str:
-        """The model name."""
-        return self._name
-
     def __repr__(self) -> str:
-        return f"LangChainLLM(model={type(self._model).__name__}, name={self._name!r})"
+        return f"LangChainLLM(model={type(self._chat_model).__name__}, name={self._model!r})"
 
-    def _parts(self, messages: Sequence[ChatMessage], params: Mapping[str, Any]) -> dict[str, Any]:
-        return chat_parts("langchain", type(self._model).__name__, self._name, messages, params)
-
-    async def complete(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        json_schema: Mapping[str, Any] | None = None,
-    ) -> Completion:
-        """Answer a conversation; see ``LLMProvider``."""
-        params = {"temperature": temperature, "max_tokens": max_tokens, "schema": json_schema}
-        if json_schema is None:
-            attempt = self._plain(messages)
-        else:
-            attempt = self._structured(messages, json_schema)
-        return await self._policy.complete(
-            self._parts(messages, params),
-            attempt,
-            check=lambda done: check_json_reply(done, json_schema, self._name),
+    def _cache_parts(
+        self, messages: Sequence[ChatMessage], params: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        return chat_parts(
+            "langchain", type(self._chat_model).__name__, self._model, messages, params
         )
 
-    def _plain(self, messages: Sequence[ChatMessage]) -> Any:
-        async def attempt() -> Completion:
-            reply = await self._model.ainvoke(_messages(messages))
+    def _params(
+        self, temperature: float, max_tokens: int, json_schema: Mapping[str, Any] | None, shape: str
+    ) -> dict[str, Any]:
+        # the model's own options stay on the LangChain object; these key the cache
+        native = json_schema if shape == "native" else None
+        return {"temperature": temperature, "max_tokens": max_tokens, "schema": native}
+
+    async def _send(
+        self,
+        messages: list[ChatMessage],
+        params: dict[str, Any],
+        json_schema: Mapping[str, Any] | None,
+    ) -> Completion:
+        schema = params.get("schema")
+        if schema is None:
+            reply = await self._chat_model.ainvoke(_messages(messages))
             prompt, completion = _tokens(reply)
             return Completion(text=_text(reply), prompt_tokens=prompt, completion_tokens=completion)
-
-        return attempt
-
-    def _structured(self, messages: Sequence[ChatMessage], schema: Mapping[str, Any]) -> Any:
         try:
-            runnable = self._model.with_structured_output(dict(schema), include_raw=True)
-        except (NotImplementedError, AttributeError, TypeError, ValueError):
-            return self._plain([schema_instruction(schema), *messages])
+            runnable = self._chat_model.with_structured_output(dict(schema), include_raw=True)
+        except (NotImplementedError, AttributeError, TypeError, ValueError) as exc:
+            raise ShapeRejected(f"{self._model}: no structured output: {exc}") from exc
+        reply = await runnable.ainvoke(_messages(messages))
+        if reply.get("parsing_error") or reply.get("parsed") is None:
+            raise LLMError(f"{self._model}: no structured reply: {reply.get('parsing_error')}")
+        prompt, completion = _tokens(reply.get("raw"))
+        text = json.dumps(reply["parsed"], ensure_ascii=False)
+        return Completion(text=text, prompt_tokens=prompt, completion_tokens=completion)
 
-        async def attempt() -> Completion:
-            reply = await runnable.ainvoke(_messages(messages))
-            if reply.get("parsing_error") or reply.get("parsed") is None:
-                raise LLMError(f"{self._name}: no structured reply: {reply.get('parsing_error')}")
-            prompt, completion = _tokens(reply.get("raw"))
-            text = json.dumps(reply["parsed"], ensure_ascii=False)
-            return Completion(text=text, prompt_tokens=prompt, completion_tokens=completion)
-
-        return attempt
-
-    async def stream(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> AsyncIterator[str]:
-        """Answer as text pieces (the model's ``astream``)."""
-        params = {"temperature": temperature, "max_tokens": max_tokens, "schema": None}
-
-        async def pieces() -> AsyncIterator[str | Usage]:
-            async for chunk in self._model.astream(_messages(messages)):
-                prompt, completion = _tokens(chunk)
-                if prompt or completion:
-                    yield Usage(prompt_tokens=prompt, completion_tokens=completion)
-                text = _text(chunk)
-                if text:
-                    yield text
-
-        async for piece in self._policy.stream(self._parts(messages, params), pieces):
-            yield piece
+    async def _open(
+        self, messages: list[ChatMessage], params: dict[str, Any]
+    ) -> AsyncIterator[str | Usage]:
+        async for chunk in self._chat_model.astream(_messages(messages)):
+            prompt, completion = _tokens(chunk)
+            if prompt or completion:
+                yield Usage(prompt_tokens=prompt, completion_tokens=completion)
+            text = _text(chunk)
+            if text:
+                yield text
 
 
 class LangChainEmbedder(BatchedEmbedder):

@@ -10,17 +10,17 @@ shared policy of ``hybrid_rag.providers._resilient`` retries, limits, caches and
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hybrid_rag.errors import ConfigurationError, LLMError
 from hybrid_rag.models import ChatMessage, Completion, Usage
-from hybrid_rag.providers._base import BatchedEmbedder, Metered
+from hybrid_rag.providers._base import BatchedEmbedder, ChatProvider
 from hybrid_rag.providers._cache import ResponseCache
 from hybrid_rag.providers._chat import (
     DEFAULT_MAX_TOKENS,
+    StructuredOutput,
     chat_parts,
-    check_json_reply,
     openai_messages,
     response_format,
     sampling_params,
@@ -30,7 +30,14 @@ from hybrid_rag.providers._resilient import CallPolicy, PerLoop
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-__all__ = ["INSTALL_HINT", "OpenAIEmbedder", "OpenAILLM", "chat_completion", "stream_chat"]
+__all__ = [
+    "INSTALL_HINT",
+    "OpenAIEmbedder",
+    "OpenAILLM",
+    "chat_completion",
+    "joined_stream",
+    "stream_chat",
+]
 
 INSTALL_HINT = 'pip install "hybrid-rag[openai]"'
 _KNOWN_DIMS = {
@@ -91,13 +98,19 @@ async def chat_completion(
         text=text,
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        finish_reason=getattr(choices[0], "finish_reason", None),
     )
 
 
 async def stream_chat(
     client: Any, *, model: str, messages: Sequence[ChatMessage], params: Mapping[str, Any]
-) -> AsyncIterator[str | Usage]:
-    """Text pieces (and, last, the token counts) of a streamed chat completion."""
+) -> AsyncGenerator[str | Usage, None]:
+    """Text pieces (and, last, the token counts) of a streamed chat completion.
+
+    The HTTP response is closed when the consumer stops early or is cancelled, so a
+    server that stops generating on a closed connection (llama.cpp, vLLM, OpenAI) does
+    no more work for it.
+    """
     stream = await client.chat.completions.create(
         model=model,
         messages=openai_messages(messages),
@@ -105,17 +118,46 @@ async def stream_chat(
         stream_options={"include_usage": True},
         **params,
     )
-    async for chunk in stream:
-        if chunk.choices and chunk.choices[0].delta.content:
-            yield chunk.choices[0].delta.content
-        if getattr(chunk, "usage", None):
-            yield Usage(
-                prompt_tokens=chunk.usage.prompt_tokens or 0,
-                completion_tokens=chunk.usage.completion_tokens or 0,
-            )
+    try:
+        async for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
+                yield chunk.choices[0].delta.content
+            if chunk.choices and chunk.choices[0].finish_reason == "length":
+                yield _CUT
+            if getattr(chunk, "usage", None):
+                yield Usage(
+                    prompt_tokens=chunk.usage.prompt_tokens or 0,
+                    completion_tokens=chunk.usage.completion_tokens or 0,
+                )
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            await close()
 
 
-class OpenAILLM(Metered):
+_CUT = Usage()  # marker: the streamed reply stopped at its token limit (counts nothing)
+
+
+async def joined_stream(pieces: AsyncIterator[str | Usage]) -> Completion:
+    """One ``Completion`` from a streamed call (token counts estimated when none came)."""
+    text: list[str] = []
+    used, cut = Usage(), False
+    async for item in pieces:
+        if item is _CUT:
+            cut = True
+        elif isinstance(item, Usage):
+            used = used + item
+        else:
+            text.append(item)
+    return Completion(
+        text="".join(text),
+        prompt_tokens=used.prompt_tokens,
+        completion_tokens=used.completion_tokens or len(text),
+        finish_reason="length" if cut else "stop",
+    )
+
+
+class OpenAILLM(ChatProvider):
     """A chat model behind any OpenAI-compatible endpoint.
 
     Args:
@@ -124,13 +166,21 @@ class OpenAILLM(Metered):
         api_key: Secret key; default ``OPENAI_API_KEY`` (not needed with a local
             ``base_url``). Never shown in ``repr`` or logs.
         max_tokens: Reply limit used when a call gives none.
-        timeout: Seconds per attempt (per piece when streaming).
+        timeout: Seconds per attempt (per piece when streaming). Inside a question's time
+            budget an attempt may use what is left of the budget instead.
         max_retries: Retries on 429 / 5xx / timeouts / connection errors.
-        max_concurrency: Calls in flight at once.
+        max_concurrency: Calls in flight at once (drops to 1 by itself when a call times
+            out behind others: a server that serves one request at a time).
         cache: A ``ResponseCache`` or a directory for one;
             ``None`` caches nothing.
         strict_schema: Send ``json_schema`` with ``strict: true`` (OpenAI then requires
             ``additionalProperties: false`` and every property required).
+        structured_output: How JSON replies are asked for (``StructuredOutput``):
+            ``"auto"`` finds what the server takes on the first structured call.
+        stream_completions: Send ``complete`` calls as streamed requests, so a call that
+            is cut or cancelled closes its connection and the server stops generating
+            (llama.cpp, vLLM); token counts come from the server's usage chunk or are
+            estimated.
 
     Raises:
         ConfigurationError: No API key for OpenAI's own endpoint, or a bad option.
@@ -149,11 +199,14 @@ class OpenAILLM(Metered):
         max_concurrency: int = 8,
         cache: ResponseCache | str | os.PathLike[str] | None = None,
         strict_schema: bool = True,
+        structured_output: StructuredOutput = "auto",
+        stream_completions: bool = False,
     ) -> None:
         self._model = model
         self._endpoint = _endpoint(base_url)
-        self._max_tokens = max_tokens
+        self._init_chat(max_tokens=max_tokens, structured=structured_output)
         self._strict = strict_schema
+        self._stream_completions = stream_completions
         make = _client_factory(
             base_url=self._endpoint, api_key=_api_key(api_key, base_url), timeout=timeout
         )
@@ -166,60 +219,40 @@ class OpenAILLM(Metered):
             cache=cache,
         )
 
-    @property
-    def name(self) -> str:
-        """The model name."""
-        return self._model
-
     def __repr__(self) -> str:
         return f"OpenAILLM(model={self._model!r}, base_url={self._endpoint!r})"
 
-    def _params(
-        self, temperature: float, max_tokens: int | None, json_schema: Mapping[str, Any] | None
+    def _cache_parts(
+        self, messages: Sequence[ChatMessage], params: Mapping[str, Any]
     ) -> dict[str, Any]:
-        params = sampling_params(
-            self._model, temperature=temperature, max_tokens=max_tokens or self._max_tokens
-        )
+        return chat_parts("openai", self._endpoint, self._model, messages, params)
+
+    def _params(
+        self, temperature: float, max_tokens: int, json_schema: Mapping[str, Any] | None, shape: str
+    ) -> dict[str, Any]:
+        params = sampling_params(self._model, temperature=temperature, max_tokens=max_tokens)
         if json_schema is not None:
-            params["response_format"] = response_format(json_schema, strict=self._strict)
+            fmt = response_format(json_schema, strict=self._strict, mode=shape)
+            if fmt is not None:
+                params["response_format"] = fmt
         return params
 
-    async def complete(
+    async def _send(
         self,
-        messages: Sequence[ChatMessage],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        json_schema: Mapping[str, Any] | None = None,
+        messages: list[ChatMessage],
+        params: dict[str, Any],
+        json_schema: Mapping[str, Any] | None,
     ) -> Completion:
-        """Answer a conversation; see ``LLMProvider``."""
-        params = self._params(temperature, max_tokens, json_schema)
-        parts = chat_parts("openai", self._endpoint, self._model, messages, params)
-        return await self._policy.complete(
-            parts,
-            lambda: chat_completion(
-                self._clients.get(), model=self._model, messages=messages, params=params
-            ),
-            check=lambda done: check_json_reply(done, json_schema, self._model),
+        if self._stream_completions:
+            return await joined_stream(self._open(messages, params))
+        return await chat_completion(
+            self._clients.get(), model=self._model, messages=messages, params=params
         )
 
-    async def stream(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> AsyncIterator[str]:
-        """Answer as text pieces while they arrive (``stream=True``)."""
-        params = self._params(temperature, max_tokens, None)
-        parts = chat_parts("openai", self._endpoint, self._model, messages, params)
-        async for piece in self._policy.stream(
-            parts,
-            lambda: stream_chat(
-                self._clients.get(), model=self._model, messages=messages, params=params
-            ),
-        ):
-            yield piece
+    def _open(
+        self, messages: list[ChatMessage], params: dict[str, Any]
+    ) -> AsyncIterator[str | Usage]:
+        return stream_chat(self._clients.get(), model=self._model, messages=messages, params=params)
 
 
 class OpenAIEmbedder(BatchedEmbedder):

@@ -29,7 +29,8 @@ async def answer_parts(
     docs: Sequence[str] | None,
     mode: Any,
     history: Sequence[ChatMessage] | None,
+    timeout: float | None = None,
 ) -> AsyncIterator[StreamDelta | Answer]:
     """Text deltas, then the complete answer (always last, exactly once)."""
-    async for part in rag.astream(question, docs=docs, mode=mode, history=history):
+    async for part in rag.astream(question, docs=docs, mode=mode, history=history, timeout=timeout):
         yield part

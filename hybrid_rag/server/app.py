@@ -67,6 +67,13 @@ class AskRequest(BaseModel):
     mode: Mode = "hybrid"
     history: list[ChatMessage] | None = None
     top_k: int | None = Field(default=None, ge=1, le=100)
+    timeout: float | None = Field(
+        default=None,
+        gt=1,
+        allow_inf_nan=False,
+        description="Seconds for this question (routing, retrieval and the answer); "
+        "default: the service's.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -443,7 +450,12 @@ def _ask_routes(router: APIRouter, svc: _Service) -> None:
         """Answer a question from the documents in scope; the ``Answer`` as JSON."""
         t0 = time.perf_counter()
         answer = await svc.rag.aask(
-            body.question, docs=body.docs, mode=body.mode, top_k=body.top_k, history=body.history
+            body.question,
+            docs=body.docs,
+            mode=body.mode,
+            top_k=body.top_k,
+            history=body.history,
+            timeout=body.timeout,
         )
         svc.metrics.asked("ask", answer, time.perf_counter() - t0)
         return answer
@@ -452,7 +464,12 @@ def _ask_routes(router: APIRouter, svc: _Service) -> None:
     async def ask_stream(body: AskRequest) -> StreamingResponse:
         """Server-sent events: ``delta`` events (``{"delta": ...}``), then one ``answer``."""
         parts = answer_parts(
-            svc.rag, body.question, docs=body.docs, mode=body.mode, history=body.history
+            svc.rag,
+            body.question,
+            docs=body.docs,
+            mode=body.mode,
+            history=body.history,
+            timeout=body.timeout,
         )
         return await _sse(svc, "ask_stream", parts, _ask_events)
 

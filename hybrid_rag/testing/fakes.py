@@ -20,10 +20,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import TYPE_CHECKING, Any
 
 from hybrid_rag._checks import check_text, check_texts
+from hybrid_rag._usage import record_usage
 from hybrid_rag.errors import ConfigurationError, LLMError
 from hybrid_rag.models import ChatMessage, Completion, Usage
 from hybrid_rag.providers._chat import check_json_reply
-from hybrid_rag.providers._usage import record_usage
 
 if TYPE_CHECKING:
     import numpy as np

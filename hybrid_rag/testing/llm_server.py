@@ -24,7 +24,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -86,6 +86,11 @@ class FakeLLMServer:
         chat: Reply text for a chat request when no scripted reply is queued (default:
             ``"echo: <last user message>"``).
         deployments: AI Core deployments as ``(id, model name)``; their URLs point here.
+        response_formats: The ``response_format`` types the server takes (``None``: any).
+            A request with another type gets HTTP 500 with a validation message, as
+            ``llama-cpp-python``'s server answers ``json_schema``.
+        stream_usage: Whether a stream ends with a usage chunk (Ollama and llama.cpp
+            send none unless asked, some servers never).
     """
 
     def __init__(
@@ -94,8 +99,12 @@ class FakeLLMServer:
         dim: int = 16,
         chat: ChatFunction | None = None,
         deployments: Sequence[tuple[str, str]] = (),
+        response_formats: Collection[str] | None = None,
+        stream_usage: bool = True,
     ) -> None:
         self.dim = dim
+        self.response_formats = None if response_formats is None else frozenset(response_formats)
+        self.stream_usage = stream_usage
         self._chat = chat or _echo
         self._deployments = list(deployments)
         self._script: list[Reply] = []
@@ -254,6 +263,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = json.loads(raw or b"{}")
         self._record(body)
+        if path.endswith("/chat/completions") and (refused := self._refused(body)):
+            self._json(500, {"error": {"message": refused, "type": "internal_server_error"}})
+            return  # refused before any scripted reply is used
         reply = self.fake.next_reply() or Reply()
         if reply.delay:
             time.sleep(reply.delay)
@@ -268,6 +280,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._orchestration(body, reply)
         else:
             self._json(404, {"error": {"message": f"no route {self.path}"}})
+
+    def _refused(self, body: Mapping[str, Any]) -> str | None:
+        kind = (body.get("response_format") or {}).get("type")
+        if kind is None or self.fake.response_formats is None or kind in self.fake.response_formats:
+            return None
+        allowed = " or ".join(repr(k) for k in sorted(self.fake.response_formats))
+        return f"1 validation error: response_format.type: Input should be {allowed}"
 
     def _record(self, body: Any) -> None:
         self.fake.record(Recorded(self.command, self.path, body, dict(self.headers.items())))
@@ -361,7 +380,8 @@ class _Handler(BaseHTTPRequestHandler):
         for piece in _pieces(text):
             delta = {"index": 0, "delta": {"content": piece}, "finish_reason": None}
             self._event({**base, "choices": [delta]})
-        self._event({**base, "choices": [], "usage": usage})
+        if self.fake.stream_usage:
+            self._event({**base, "choices": [], "usage": usage})
         self._end_sse()
 
     def _start_sse(self) -> None:

@@ -56,9 +56,10 @@ PLANTED = "planted-sheet"
 
 
 def _model(messages: Sequence[ChatMessage]) -> str:
-    """A model that trusts the planted sheet: it cites only that sheet's first source."""
-    marks = re.findall(rf"^\[(\d+)\] .*{PLANTED}", messages[-1].content, re.M)
-    return f"The value is as stated [{marks[0] if marks else 1}]."
+    """A model that trusts the planted sheet: it states and cites only that sheet's value."""
+    found = re.findall(rf"^\[(\d+)\] .* - (.*?) \(stated; {PLANTED}", messages[-1].content, re.M)
+    mark, said = found[0] if found else ("1", "The value is as stated")
+    return f"{said} [{mark}]."
 
 
 @pytest.fixture(scope="module")
