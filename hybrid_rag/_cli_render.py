@@ -28,7 +28,9 @@ from rich.table import Table
 from rich.text import Text
 
 from hybrid_rag._display import continues_page, page_label, passage_excerpt
-from hybrid_rag.models import Answer, DocumentInfo, IngestReport
+from hybrid_rag._shapes import AnswerShape as Answer
+from hybrid_rag._shapes import DocumentShape as DocumentInfo
+from hybrid_rag._shapes import ReportShape as IngestReport
 
 __all__ = [
     "IngestProgress",

@@ -13,7 +13,11 @@ from html import escape
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from hybrid_rag.models import Answer, DocumentInfo, Evidence, IngestReport, Usage
+    from hybrid_rag._shapes import AnswerShape as Answer
+    from hybrid_rag._shapes import DocumentShape as DocumentInfo
+    from hybrid_rag._shapes import EvidenceShape as Evidence
+    from hybrid_rag._shapes import ReportShape as IngestReport
+    from hybrid_rag._shapes import UsageShape as Usage
 
 __all__ = [
     "NO_ANSWER",

@@ -295,9 +295,9 @@ def _query(store: Any, sparql: str, max_rows: int) -> tuple[Any, ...]:
 
 
 def _cell(node: Any) -> tuple[str, str, str | None, str | None] | None:
-    from hybrid_rag.stores.oxigraph import _term
+    from hybrid_rag.stores._ox_terms import to_term
 
     if node is None:
         return None
-    t = _term(node)
+    t = to_term(node)
     return (t.value, t.kind, t.datatype, t.lang)

@@ -40,7 +40,6 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -53,6 +52,7 @@ from hybrid_rag.stores._closing import Closing
 from hybrid_rag.stores._damage import engine_error, is_disk_full
 from hybrid_rag.stores._lock import StoreLock
 from hybrid_rag.stores._mirror import Mirror
+from hybrid_rag.stores._ox_terms import to_term
 from hybrid_rag.stores._query_process import QueryProcesses
 
 if TYPE_CHECKING:
@@ -63,7 +63,6 @@ __all__ = ["OxigraphGraphStore"]
 log = logging.getLogger("hybrid_rag")
 T = TypeVar("T")
 
-_XSD_STRING = _vocab.XSD + "string"
 _RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 _ENGINE_ERRORS = (OSError, SyntaxError, ValueError, RuntimeError, TypeError)
 _REPAIR = (
@@ -487,7 +486,7 @@ class OxigraphGraphStore(Closing):
         def term(node: Any) -> Term:
             found = seen.get(node)
             if found is None:
-                found = seen[node] = _term(node)
+                found = seen[node] = to_term(node)
             return found
 
         return [(term(q.subject), term(q.predicate), term(q.object)) for q in quads]
@@ -565,29 +564,6 @@ def _native(term: Term) -> Any:
     return Literal(term.value)
 
 
-def _term(node: Any) -> Term:
-    """A pyoxigraph term as a store-neutral ``Term``."""
-    kind = _kinds().get(type(node))
-    if kind == "iri":
-        return Term(node.value, "iri")
-    if kind == "bnode":
-        return Term(node.value, "bnode")
-    if kind == "literal":
-        if node.language:
-            return Term(node.value, "literal", lang=node.language)
-        datatype = node.datatype.value
-        return Term(node.value, "literal", None if datatype == _XSD_STRING else datatype)
-    return Term(str(node), "literal")  # RDF-star quoted triple: keep its text
-
-
-@cache
-def _kinds() -> dict[type, str]:
-    """pyoxigraph's term classes by kind (imported once, not per term: rows are hot)."""
-    from pyoxigraph import BlankNode, Literal, NamedNode
-
-    return {NamedNode: "iri", BlankNode: "bnode", Literal: "literal"}
-
-
 def _convert_result(result: Any) -> SparqlResult:
     from pyoxigraph import QueryBoolean, QuerySolutions
 
@@ -613,6 +589,6 @@ def _rows(solutions: Iterable[Any], names: Sequence[str]) -> Iterator[dict[str, 
                 continue
             term = seen.get(value)
             if term is None:
-                term = seen[value] = _term(value)
+                term = seen[value] = to_term(value)
             row[name] = term
         yield row
