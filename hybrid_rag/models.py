@@ -141,8 +141,10 @@ class Evidence(_ReadByOcr):
 class Fact(_Model):
     """One statement from the knowledge graph, with its evidence.
 
-    ``status`` is ``"unavailable"`` when the sheet says the value is not available
+    ``status`` is ``"unavailable"`` when the document says the value is not available
     ("No information available", "Not determined"): that is recorded, not dropped.
+    ``position`` is the statement's place in the order its extractor read the document
+    (``None`` when the graph does not record it): a procedure's parts are told in it.
     """
 
     doc_id: str
@@ -155,6 +157,7 @@ class Fact(_Model):
     unit: str | None = None
     status: Literal["stated", "unavailable"] = "stated"
     evidence: Evidence
+    position: int | None = None
 
 
 class PreparedDocument(_Model):

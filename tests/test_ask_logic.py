@@ -277,7 +277,7 @@ def test_long_procedure_is_quoted_from_the_part_the_question_asks_about() -> Non
         ontology=ONTOLOGY,
     )
     assert a.intent == "procedure"
-    small = "Small Spills: Absorb with earth, sand or other non-combustible material. " * 4
+    small = "Small Spills: Absorb with earth, sand or other non-combustible material. " * 16
     value = f"Eliminate all ignition sources. {small}Large Spills: Dike the spilled material."
     out = compose_extractive(a, [_fact("acetone-hplc", "Acetone", "spillCleanup", value)], [])
     assert out.text is not None
@@ -288,20 +288,33 @@ def test_long_procedure_is_quoted_from_the_part_the_question_asks_about() -> Non
     assert whole.text is not None and "Eliminate all ignition sources" in whole.text
 
 
-def test_a_ghs_response_statement_comes_after_the_first_aid_sections_text() -> None:
+def test_a_procedures_parts_are_told_in_the_order_the_reader_read_them() -> None:
     a = analyse(
-        "What is the skin-contact first aid for Acetone, HPLC Grade?",
+        "Which first aid applies after skin contact with Acetone, HPLC Grade?",
         index=INDEX,
         ontology=ONTOLOGY,
     )
     response = _fact("acetone-hplc", "Acetone", "firstAidSkin", "Rinse skin with water/shower.")
-    response = response.model_copy(
-        update={"evidence": response.evidence.model_copy(update={"quote": "IF ON SKIN: Rinse"})}
-    )
+    response = response.model_copy(update={"position": 14})  # read after the section's own
     own = _fact("acetone-hplc", "Acetone", "firstAidSkin", "Wash off with plenty of water.")
+    own = own.model_copy(update={"position": 9})
     out = compose_extractive(a, [response, own], [])  # the store lists page order
     assert out.text is not None
     assert out.text.index("Wash off with plenty") < out.text.index("Rinse skin with water")
+
+
+def test_a_long_answer_ends_at_a_whole_sentence() -> None:
+    a = analyse(
+        "How should a large spill of Acetone, HPLC Grade be cleaned up?",
+        index=INDEX,
+        ontology=ONTOLOGY,
+    )
+    step = "Soak up the liquid with an inert absorbent and shovel it into a drum. "
+    out = compose_extractive(
+        a, [_fact("acetone-hplc", "Acetone", "spillCleanup", step * 30)], [], max_chars=400
+    )
+    assert out.text is not None and len(out.text) <= 440
+    assert "drum. [acetone-hplc p.4]" in out.text and "…" not in out.text
 
 
 def test_procedure_from_passages_quotes_the_whole_paragraph() -> None:

@@ -15,15 +15,11 @@ from hybrid_rag.models import Abstention, Evidence, Fact, Passage
 from hybrid_rag.protocols import PropertyDef
 from hybrid_rag.text import content_tokens, norm, sentences, stem, tokens
 
-__all__ = ["Composed", "compose_extractive", "passage_facts", "prints_a_value"]
+__all__ = ["MAX_CHARS", "Composed", "compose_extractive", "passage_facts", "prints_a_value"]
 
-# a GHS response statement of the hazard section ("P302+P352 IF ON SKIN: ..."): after the
-# first-aid section's own text for the same route
-_GHS_RESPONSE = re.compile(
-    r"\s*(?:P\d{3}(?:\s*\+\s*P\d{3})*\s*:?\s*)?IF\s+(?:ON|IN|INHALED|SWALLOWED)\b"
-)
-
-MAX_CHARS = 380
+MAX_CHARS = 1000
+"""The default longest extractive answer: about a paragraph, read at a glance. The value
+asked for comes first; every value found is in ``Answer.facts`` whatever the length."""
 _NEGATIVE = re.compile(r"^\W*(?:not|no|non|none|never|n/a)\b", re.I)
 _SUPERLATIVE = (
     r"\b(?:(?:high|low|small|larg|great|bigg|hott|warm|cold|cool|strong|weak|few)est"
@@ -460,7 +456,7 @@ def _prop_text(
     stated = [f for f in facts if f.status == "stated"]
     if stated and procedure:  # the sheet's own sentences, each with its page
         parts = list({f.value: f for f in stated}.values())
-        parts.sort(key=lambda f: bool(_GHS_RESPONSE.match(f.evidence.quote)))
+        parts.sort(key=lambda f: (f.position is None, f.position or 0))  # as the reader read
         said = " ".join(
             f"{_clip(_focused(f.value, focus, budget), budget)} {_cite(f.evidence)}" for f in parts
         )
@@ -812,10 +808,18 @@ def _join(names: Sequence[str]) -> str:
 
 
 def _clip(text: str, limit: int) -> str:
+    """``text`` up to ``limit`` characters: at the last sentence end in its second half,
+    else at a word with "…"."""
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]
+    ends = [m.end() for m in _SENTENCE_END.finditer(cut) if m.end() >= limit // 2]
+    if ends:
+        return cut[: ends[-1]].rstrip()
     return cut[: cut.rfind(" ")] + "…" if " " in cut else cut + "…"
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z(\[])")
 
 
 # --- LLM synthesis: one call on the happy path ---------------------------------------------

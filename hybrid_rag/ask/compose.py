@@ -17,7 +17,7 @@ import anyio
 
 from hybrid_rag import _budget
 from hybrid_rag.ask.analysis import QuestionAnalysis
-from hybrid_rag.ask.answer import Composed, compose_extractive, passage_facts
+from hybrid_rag.ask.answer import MAX_CHARS, Composed, compose_extractive, passage_facts
 from hybrid_rag.ask.conflicts import conflict_note, find_conflicts, involving
 from hybrid_rag.ask.grounding import Grounding, check_grounding, renumber
 from hybrid_rag.errors import HybridRAGError, InputError, LLMTimeoutError
@@ -50,11 +50,13 @@ class AnswerComposer:
     """Writes the answer from facts and passages, extractively or with one LLM call.
 
     Args:
-        max_chars: the longest extractive answer; a longer text is cut at a word boundary
-            and ends with "…". Procedures (first aid, storage ...) are quoted whole up to
-            this length. Must be between 80 and 4,000. A sentence saying that documents
-            disagree (same product, different values) is never cut: the rest is shortened
-            to make room for it.
+        max_chars: the longest extractive answer (default 1,000 characters, about a
+            paragraph). A longer text ends at its last whole sentence, else at a word with
+            "…"; the value asked for always comes first, and every value found is in
+            ``Answer.facts`` whatever the length. Procedures (first aid, storage ...) are
+            quoted whole up to this length. Must be between 80 and 4,000. A sentence saying
+            that documents disagree (same subject, different values) is never cut: the rest
+            is shortened to make room for it.
         citations: how citations appear in the text; see ``CitationStyle``.
         synthesis_max_tokens: the most tokens the synthesis call may write.
 
@@ -64,7 +66,7 @@ class AnswerComposer:
         600
     """
 
-    max_chars: int = 380
+    max_chars: int = MAX_CHARS
     citations: CitationStyle = "inline"
     synthesis_max_tokens: int = 600
 

@@ -277,6 +277,7 @@ def _row_fact(row: dict[str, Term]) -> Fact | None:
         number=float(number) if isinstance(number, (int, float)) else None,
         unit=row["unit"].value if "unit" in row else None,
         status="unavailable" if status == "unavailable" else "stated",
+        position=_position(row["fact"].value) if "fact" in row else None,
         evidence=Evidence(
             doc_id=doc,
             page=max(1, int(row["page"].to_python())),
@@ -284,6 +285,15 @@ def _row_fact(row: dict[str, Term]) -> Fact | None:
             quote=row["quote"].value,
         ),
     )
+
+
+_FACT_NUMBER = re.compile(r"-fact-(\d+)$")
+
+
+def _position(fact_iri: str) -> int | None:
+    """Where the extractor read a fact: the number its IRI ends in (``ingest.triples``)."""
+    m = _FACT_NUMBER.search(fact_iri)
+    return int(m.group(1)) if m else None
 
 
 def _humanise(name: str) -> str:

