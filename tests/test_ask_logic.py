@@ -286,6 +286,7 @@ def test_long_procedure_is_quoted_from_the_part_the_question_asks_about() -> Non
     short = "Eliminate all ignition sources. Large Spills: Dike the spilled material."
     whole = compose_extractive(a, [_fact("acetone-hplc", "Acetone", "spillCleanup", short)], [])
     assert whole.text is not None and "Eliminate all ignition sources" in whole.text
+    assert whole.text.index("Large Spills") < whole.text.index("Eliminate")  # asked part first
 
 
 def test_a_procedures_parts_are_told_in_the_order_the_reader_read_them() -> None:

@@ -387,13 +387,17 @@ def _focus(a: QuestionAnalysis) -> frozenset[str]:
 
 
 def _focused(value: str, focus: frozenset[str], budget: int) -> str:
-    """``value``, or, when it is longer than ``budget``, its part from the first sentence
-    after the opening one that holds a focus word ("Large Spills: Stop the flow ...")."""
-    if len(value) <= budget or not focus:
+    """``value`` with the part the question asks about first: from the first sentence
+    after the opening one that holds a focus word ("Large Spills: Stop the flow ..."),
+    then, when all of it fits in ``budget``, the sentences before it. ``value`` as it
+    is when the opening holds a focus word or none does."""
+    spans = sentences(value)
+    if not focus or not spans or focus & set(content_tokens(value[: spans[0][1]])):
         return value
-    for start, end in sentences(value)[1:]:
+    for start, end in spans[1:]:
         if focus & set(content_tokens(value[start:end])):
-            return value[start:]
+            head = value[:start].strip()
+            return value[start:] if len(value) > budget else f"{value[start:].rstrip()} {head}"
     return value
 
 
