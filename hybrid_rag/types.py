@@ -295,6 +295,9 @@ class ScopeView:
         scoped: whether the caller named the documents (``docs=``) or means all of them.
         catalog: product names of every catalogued document, in scope or not, so a router
             can tell "names a product outside the scope" from "names nothing known".
+        printed: words of names no subject has that the documents' text prints ("USD",
+            "ISO"): terms the documents use, so no unknown name. The supervisor
+            fills it when it looks a name up (``QuestionAnalysis.unlinked``).
     """
 
     doc_ids: tuple[str, ...]
@@ -302,6 +305,7 @@ class ScopeView:
     ontology: Ontology
     scoped: bool = False
     catalog: SubjectIndex | None = None
+    printed: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

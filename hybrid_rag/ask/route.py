@@ -135,10 +135,11 @@ class OfflineRouter:
             if a.subjects
             else None
         )
-        if near is not None:
+        if near is not None:  # the supervisor looks for it on first pages and file names
             return replace(
                 _direct(question, "out_of_scope", f"Not found: no document is about {near}."),
                 missing=(near,),
+                unlinked=(near,),
             )
         if _mentions(a.subjects) == 1 and pair_question(question):
             other = _unknown_name(question, scope)  # "Do A and <unknown> ... the same ...?"
@@ -238,18 +239,19 @@ def _unknown_name(question: str, scope: ScopeView) -> str | None:
     """A product-like name in the question whose words nobody knows ("Glorbium Nitrate").
 
     Only capitalised words and words with digits count as name words, so a lower-case
-    paraphrase never makes a question out of scope.
+    paraphrase never makes a question out of scope. Words the documents print
+    (``ScopeView.printed``: "USD", "ISO") are known.
     """
     known = _ontology_words(scope.ontology) | _subject_words(scope) | STOPWORDS | _GRAMMAR
-    known |= _property_words(scope.ontology)
+    known |= _property_words(scope.ontology) | scope.printed
     words = _WORD.findall(question)
     for i, w in enumerate(words):
         if i > 0 and _unknown_code(w, words[i - 1], known, scope.ontology):
-            return _name_around(words, i, known)
+            return _name_around(question, words, i)
         toks = [t for t in tokens(w) if t.isalpha()]
         if i == 0 or not w[0].isupper() or not toks or any(t in known for t in toks):
             continue
-        return _name_around(words, i, known)
+        return _name_around(question, words, i)
     return None
 
 
@@ -283,7 +285,7 @@ def _near_namesake(question: str, a: QuestionAnalysis, scope: ScopeView) -> str 
         for p in a.subjects:
             rest = set(tokens(p.label)) - p.matched
             if before & p.matched and any(c.isdigit() for t in rest for c in t):
-                return _name_around(words, i, known)
+                return _name_around(question, words, i)
     return None
 
 
@@ -326,7 +328,9 @@ _BREAK = re.compile(r"[;:()\[\]\"'\u2018\u2019\u201c\u201d]")  # between words: 
 def _name_runs(question: str) -> list[tuple[int, int]]:
     """Spans (over ``_WORD`` matches) of name-like words (capitalised, or with digits),
     the first word excepted; punctuation other than a comma or a period ends a span
-    ("LD50): Sodium Fluoride", "'Warning': Tannic Acid; Lauric Acid" are three names).
+    ("LD50): Sodium Fluoride", "'Warning': Tannic Acid; Lauric Acid" are three names),
+    and so does the end of a sentence ("... Pump Manual. What ...": a period after a word
+    of more than three letters; "Co." or "Inc." go on).
     """
     out: list[tuple[int, int]] = []
     start: int | None = None
@@ -337,7 +341,8 @@ def _name_runs(question: str) -> list[tuple[int, int]]:
         core = w.strip(",.'")
         namey = i > 0 and bool(core) and (core[0].isupper() or any(c.isdigit() for c in core))
         gap = "" if m is None else question[prev_end : m.start()]
-        broken = bool(_BREAK.search(gap)) or (i > 0 and matches[i - 1].group(0).endswith("'"))
+        before = matches[i - 1].group(0) if i > 0 else ""
+        broken = bool(_BREAK.search(gap)) or before.endswith("'") or _sentence_end(before)
         if start is not None and (not namey or broken):
             out.append((start, i))
             start = None
@@ -345,6 +350,12 @@ def _name_runs(question: str) -> list[tuple[int, int]]:
             start = i
         prev_end = 0 if m is None else m.end()
     return out
+
+
+def _sentence_end(word: str) -> bool:
+    """A word that ends a sentence: a period after more than three letters or digits
+    ("Manual.", "0.5N." are; "Co.", "Inc.", "St." are not)."""
+    return word.endswith(".") and len(word.rstrip(".")) > 3 and not word.endswith("..")
 
 
 def _unknown_code(
@@ -373,19 +384,13 @@ def _identifier_patterns(ontology: Ontology) -> tuple[str, ...]:
     )
 
 
-def _name_around(words: list[str], i: int, known: set[str] | frozenset[str]) -> str:
-    """The run of name-like words (capitalised, with digits) around ``words[i]``."""
-
-    def namey(w: str) -> bool:
-        core = w.strip(",.'")
-        return bool(core) and (core[0].isupper() or any(c.isdigit() for c in core))
-
-    start = i
-    while start > 1 and namey(words[start - 1]) and tokens(words[start - 1])[:1] != ["the"]:
-        start -= 1
-    end = i + 1
-    while end < len(words) and namey(words[end]):
-        end += 1
+def _name_around(question: str, words: list[str], i: int) -> str:
+    """The run of name-like words (capitalised, with digits) around ``words[i]``, within
+    the punctuation that ends a name (``_name_runs``: "Vantor K2; Brenwick X-114" are two
+    names, and so are "... Pump Manual. What ..."); a leading "The" is no part of it."""
+    start, end = next(((s, e) for s, e in _name_runs(question) if s <= i < e), (i, i + 1))
+    if start < i and tokens(words[start])[:1] == ["the"]:
+        start += 1
     return " ".join(words[start:end]).strip(" ,.?")
 
 

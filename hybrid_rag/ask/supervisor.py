@@ -270,11 +270,10 @@ class Supervisor:
             for _round in range(_NAME_ROUNDS):  # "A and B": one name found per round
                 if analysis.intent != "out_of_scope" or not analysis.unlinked:
                     break
-                named = await self._named_in_text(analysis.unlinked, scope, scoped)
-                if not named:
+                looked_up = await self._looked_up(analysis.unlinked, view, scope, scoped)
+                if looked_up is None:
                     break
-                # a name the documents print, if no subject's: route again with it
-                view = replace(view, subjects=view.subjects.with_names(named))
+                view = looked_up  # route again with what the documents' text says of it
                 analysis = await self.parts.router.route(question, scope=view, history=turns)
         t_route = time.perf_counter()
         if analysis.answered_directly:
@@ -300,14 +299,32 @@ class Supervisor:
                 raise DocumentNotFoundError(f"unknown document id {d!r} in docs=")
         return docs, True
 
+    async def _looked_up(
+        self, names: Sequence[str], view: ScopeView, scope: list[str], scoped: bool
+    ) -> ScopeView | None:
+        """``view`` with what the documents' text says of names that link no subject:
+        the documents whose first page or file name prints one take it as a name
+        ("Flipkart" on a seller's invoice); else the words of those printed elsewhere
+        are terms of the documents ("USD", "ISO"; ``ScopeView.printed``). ``None``: the
+        documents print none of them (or nothing new). Out of scope means the documents
+        do not cover a name, not that it failed to link."""
+        named, printed = await self._named_in_text(names, scope, scoped)
+        if named:
+            return replace(view, subjects=view.subjects.with_names(named))
+        words = frozenset(t for name in printed for t in tokens(name))
+        if not words - view.printed:
+            return None
+        return replace(view, printed=view.printed | words)
+
     async def _named_in_text(
         self, names: Sequence[str], scope: list[str], scoped: bool
-    ) -> list[tuple[str, str]]:
+    ) -> tuple[list[tuple[str, str]], list[str]]:
         """``(doc_id, name)`` for the documents whose first page or file name prints a
-        name that links no subject ("Flipkart" on a seller's invoice). Out of scope means
-        the documents do not cover a name, not that it failed to link."""
+        name that links no subject, and the names some page in scope prints (in order,
+        as words) although no first page or file name does."""
         p = self.parts
         found: dict[str, str] = {}
+        printed: list[str] = []
         infos = await p.workers.run(p.catalog.list)
         inside = set(scope)
         for name in names:
@@ -323,11 +340,18 @@ class Supervisor:
             hits = await p.workers.run(
                 partial(p.vectors.keyword_search, name, k=_NAME_HITS, doc_ids=within)
             )
-            for hit in hits:  # catalogued documents only: one being written is not there yet
-                on_page_one = hit.chunk.page == 1 and hit.chunk.doc_id in inside
-                if on_page_one and _in_order(tokens(hit.chunk.text), want):
-                    found.setdefault(hit.chunk.doc_id, name)
-        return sorted(found.items())
+            # catalogued documents only: one being written is not there yet
+            prints = [
+                h.chunk
+                for h in hits
+                if h.chunk.doc_id in inside and _in_order(tokens(h.chunk.text), want)
+            ]
+            for chunk in prints:
+                if chunk.page == 1:
+                    found.setdefault(chunk.doc_id, name)
+            if prints and not any(c.page == 1 for c in prints):
+                printed.append(name)
+        return sorted(found.items()), printed
 
     def _view(self, scope: list[str], scoped: bool) -> ScopeView:
         full = self.parts.subjects.get(self.parts.catalog)
@@ -777,8 +801,9 @@ def _ms(t0: float, t1: float | None = None) -> float:
     return round(((time.perf_counter() if t1 is None else t1) - t0) * 1000, 2)
 
 
-_NAME_ROUNDS = 3
-"""Names looked up in the documents' text per question, one at a time."""
+_NAME_ROUNDS = 6
+"""Names looked up in the documents' text per question, one at a time (a comparison of
+three subjects may also name a term or two of the documents' own: "ISO", "USD")."""
 _NAME_HITS = 40
 """Chunks searched for a name the subjects' names do not hold."""
 

@@ -4,12 +4,16 @@ The first stated value of the first naming property (``DocumentModel.naming``) i
 subject's name, unless a pack reader reads a title; the other naming values, the
 identifying ones (an invoice number) and the pack's own are aliases. A document that
 states no name is named from its file: ``AmazonWebServices.pdf`` is "Amazon Web
-Services".
+Services", and ``vantor-k2-40-pump-2-5-bar.pdf`` is the line of page 1 that the file
+name spells, as printed ("Vantor K2-40 Pump, 2.5 bar"): a file named after its
+document's title keeps the title's words, numbers and punctuation, which the file name
+lost.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -54,6 +58,32 @@ def _stem_name(source_name: str | None) -> str:
     return re.sub(r"[-_]+", " ", stem).strip().title() or "Untitled document"
 
 
+_MAX_TITLE_LINE = 160
+
+
+def _squashed(text: str) -> str:
+    """Letters and digits only, ASCII-folded, lower case ("27-30% Gel" -> "2730gel")."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "", ascii_text.lower())
+
+
+def _printed_stem(source_name: str | None, pages: Sequence[Page]) -> str | None:
+    """The line of page 1 whose letters and digits are those of the file name (words
+    apart: "vantor-k2-40-pump-2-5-bar-66e8a1d633a29.pdf" spells "Vantor K2-40 Pump, 2.5
+    bar"), as printed; ``None`` when no line spells it."""
+    if not source_name or not pages:
+        return None
+    stem = _STEM_ID.sub("", Path(source_name).stem)
+    want = _squashed(stem)
+    if not re.search(r"[-_ ]", stem) or len(want) < 6 or not re.search(r"[a-z]", want):
+        return None
+    for line in pages[0].text.splitlines():
+        line = re.sub(r"\s+", " ", line).strip()
+        if len(line) <= _MAX_TITLE_LINE and _squashed(line) == want:
+            return line
+    return None
+
+
 def _split_words(stem: str) -> str:
     """A one-word file name's words: "AmazonWebServices" -> "Amazon Web Services",
     "coolblue1" -> "coolblue 1"."""
@@ -93,7 +123,8 @@ def _names(
     elif fields:
         subject = fields[0]
     else:
-        subject, fallback = _stem_name(source_name), True
+        subject = _printed_stem(source_name, pages) or _stem_name(source_name)
+        fallback = True
     codes = [first_code(f.value) for p in model.identifying for f in stated if f.prop == p]
     stem = _STEM_ID.sub("", Path(source_name).stem) if source_name and fallback else ""
     aliases = [_split_words(stem)] if stem and not re.search(r"[-_ ]", stem) else []
