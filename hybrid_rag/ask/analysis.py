@@ -16,7 +16,7 @@ from hybrid_rag.ask.grammar import (
 )
 from hybrid_rag.ask.linking import SubjectIndex, SubjectMatch, without_names
 from hybrid_rag.ontology import document_model, normalize_label
-from hybrid_rag.text import STOPWORDS, norm, tokens
+from hybrid_rag.text import STOPWORDS, norm, stem, tokens
 from hybrid_rag.types import (
     Intent,
     Ontology,
@@ -70,6 +70,8 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     asked = without_names(question, subjects, keep=_document_words(ontology))
     props = _circumstance_last(asked, tuple(match_properties(asked, ontology)), ontology)
     props = _with_narrower(_parts_last(props, ontology), ontology)
+    if _topic_unmodelled(asked, ontology):
+        props = ()  # "... say about objections to the charges?": the passages tell
     text = norm(question)
     start = norm(main_clause(question))  # how the question starts, past a lead-in
     props = by_question_word(asked, start, props, ontology, match_properties)
@@ -152,6 +154,40 @@ def _typed(props: Sequence[PropertyDef], ontology: Ontology) -> frozenset[str]:
     if not isinstance(ontology, OntologyMatching):
         return frozenset()
     return frozenset(p.name for p in props if ontology.value_kind(p.name) in _TYPED_KINDS)
+
+
+_ABOUT = re.compile(r"\b(?:about|regarding|concerning)\s+(.+)$", re.I)
+_QUALIFIER = re.compile(
+    r"\b(?:to|of|for|on|in|against|over|with|from|by|at|under|after|before|if|when"
+    r"|about|regarding|concerning)\b",
+    re.I,
+)
+
+
+def _topic_unmodelled(asked: str, ontology: Ontology) -> bool:
+    """Whether the topic of "what does it say about <topic>" has a head word no label of
+    the ontology holds: "objections to the charges" is about objections, and "charges"
+    (an amount's word) only qualifies it, so no property answers; "about late payment"
+    or "about the storage of acids" name their property by their head word.
+
+    The head is the last content word before the topic's first qualifying word.
+    """
+    m = _ABOUT.search(asked)
+    if m is None:
+        return False
+    head = _QUALIFIER.split(m.group(1), maxsplit=1)[0]
+    words = [t for t in tokens(head) if t.isalpha() and t not in STOPWORDS]
+    return bool(words) and stem(words[-1]) not in _vocabulary_stems(ontology)
+
+
+def _vocabulary_stems(ontology: Ontology) -> frozenset[str]:
+    """Stems of every word of the ontology's class and property labels, search-only
+    labels included."""
+    labels = [lab for c in ontology.classes() for lab in (c.label, *c.alt_labels)]
+    search = ontology.search_labels if isinstance(ontology, OntologyMatching) else None
+    for p in ontology.properties():
+        labels += [*p.labels, *(search(p.name) if search is not None else ())]
+    return frozenset(stem(t) for lab in labels for t in tokens(lab) if t.isalpha())
 
 
 def _document_words(ontology: Ontology) -> frozenset[str]:
