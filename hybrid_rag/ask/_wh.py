@@ -1,6 +1,6 @@
 """What kind of value a question word asks for, read against the ontology's value kinds.
 
-"Who issued invoice 42183017?" asks for a party, "When was it issued?" for a date: the same
+"Who issued invoice 7730215?" asks for a party, "When was it issued?" for a date: the same
 verb names the issuer and the issue date, the question word decides. The kinds come from
 the ontology (``value_kind``, or ``rdfs:range`` for any other ontology), so the rule knows
 no domain. English morphology only: agent nouns of a verb ("issued" -> "issuer",
