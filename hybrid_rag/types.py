@@ -342,6 +342,13 @@ class QuestionAnalysis:
         unlinked: names the question gives that link to no subject's names; the
             supervisor looks for them in the documents' text before it calls the
             question out of scope.
+        collection: the question names no document and asks over every document in
+            scope ("Which of our invoices are in EUR?", "How many sheets ...?"): a
+            ``filter`` (by the phrases of ``hybrid_rag.ask._collection_words``, or by
+            ``threshold``), ``min`` or ``max``.
+        counting: a collection question that asks how many.
+        vocabulary: for a collection question, stems of the ontology's label words: a
+            word of the question that only says where to look ("CAS", "transport").
     """
 
     question: str
@@ -363,6 +370,9 @@ class QuestionAnalysis:
     typed: frozenset[str] = frozenset()
     patterns: tuple[tuple[str, str], ...] = ()
     unlinked: tuple[str, ...] = ()
+    collection: bool = False
+    counting: bool = False
+    vocabulary: frozenset[str] = frozenset()
 
     @property
     def answered_directly(self) -> bool:

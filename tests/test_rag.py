@@ -310,11 +310,13 @@ def test_llm_sparql_is_repaired_after_error(rag: HybridRAG) -> None:
             "Examplon carries the signal word Danger [1].",
         ]
     )
-    question = "Which products have the signal word Danger?"
+    # no phrase of it is a value the sheets print: no collection template, the model writes
+    question = "Which products have the most severe signal word?"
     with rag.override(llm=FunctionLLM(lambda _m: next(replies))):
         ans = rag.ask(question)
     # two calls per question by default: the rejected query and the answer, no repair
-    assert [a.origin for a in ans.sparql] == ["llm"] and ans.sparql[0].error
+    # the collection template first (no value of the sheets matches), then the model's query
+    assert [a.origin for a in ans.sparql] == ["template", "llm"] and ans.sparql[1].error
     assert ans.usage.llm_calls == 2
     replies = iter(
         [
@@ -331,7 +333,7 @@ def test_llm_sparql_is_repaired_after_error(rag: HybridRAG) -> None:
     finally:
         rag._max_llm_calls = 2
     origins = [a.origin for a in ans.sparql]
-    assert origins[:2] == ["llm", "repair"] and ans.sparql[0].error
+    assert origins[:3] == ["template", "llm", "repair"] and ans.sparql[1].error
     assert any("Danger" in f.value for f in ans.facts)
     assert ans.usage.llm_calls == 3
 

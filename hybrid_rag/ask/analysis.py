@@ -6,9 +6,16 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
+from hybrid_rag.ask._collection_words import (
+    collection_question,
+    counts,
+    over_collection,
+    sets,
+)
 from hybrid_rag.ask._wh import by_question_word
 from hybrid_rag.ask.grammar import (
     COMPARISON_WORDS,
+    Threshold,
     comparison_words,
     is_polar,
     main_clause,
@@ -104,6 +111,11 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         intent = "procedure"  # first aid by route, firefighting, storage ...
         sections = _sections(props, ontology)
     polar = (intent in ("min", "max", "same") or category is not None) and is_polar(question)
+    collection = _collective(question, subjects, props, ontology)
+    if collection:
+        subjects = ()  # "Which of our products contain <a name>?": the name is a value
+    if collection:
+        intent, limit, props = _over_collection(question, text, props, ontology)
     return QuestionAnalysis(
         question,
         subjects,
@@ -120,7 +132,64 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         named_words=_named_words(props, ontology),
         typed=_typed(props, ontology),
         patterns=_patterns(props, ontology),
+        collection=collection,
+        counting=collection and counts(main_clause(question)),
+        vocabulary=_vocabulary_stems(ontology) if collection else frozenset(),
     )
+
+
+def _collective(
+    question: str,
+    subjects: Sequence[SubjectMatch],
+    props: Sequence[PropertyDef],
+    ontology: Ontology,
+) -> bool:
+    """Whether a question asks over the whole scope: it names no document and starts as
+    a collection question, or asks an extreme of a typed quantity ("What is the highest
+    melting point on any sheet?"); or it asks over documents of a kind, whatever names it
+    holds (``over_collection``), unless it names two or more (a comparison of those)."""
+    clause = main_clause(question)
+    names = len({m.matched for m in subjects})  # one name may link several documents
+    if names <= 1 and over_collection(clause) and not _names_property(sets(clause), ontology):
+        return True
+    if subjects:
+        return False
+    typed = _typed(props, ontology)
+    return collection_question(clause) or (
+        bool(typed) and re.search(_EXTREME, clause, re.I) is not None
+    )
+
+
+def _names_property(words: Sequence[str], ontology: Ontology) -> bool:
+    """Whether "<modifier> products" is a property's label ("hazardous combustion
+    products"), not the documents."""
+    if len(words) < 2:
+        return False
+    noun, modifiers = words[-1], set(words[:-1])
+    labels = (set(tokens(lab)) for p in ontology.properties() for lab in p.labels)
+    return any(noun in lab and modifiers & lab for lab in labels)
+
+
+_EXTREME = (
+    r"\b(?:(?:high|low|small|larg|great|bigg|hott|warm|cold|cool|strong|weak|few|old|new"
+    r"|lat|earli|dens|light|heavi)est|most|least|maximum|minimum)\b"
+)
+
+
+def _over_collection(
+    question: str, text: str, props: tuple[PropertyDef, ...], ontology: Ontology
+) -> tuple[Intent, Threshold | None, tuple[PropertyDef, ...]]:
+    """A collection question's intent: a bound or an extreme of a typed quantity, else
+    a filter by what the values state."""
+    bound = threshold(question)
+    typed = _typed(props, ontology)
+    quantity = tuple(p for p in props if p.name in typed)
+    if bound is not None and _quantity(quantity):
+        return "filter", bound, quantity[:1]
+    direction = _direction(text, quantity, ontology) if quantity else None
+    if direction is not None and _quantity(quantity) and re.search(_EXTREME, text):
+        return direction[0], None, quantity[:1]
+    return "filter", None, props
 
 
 _TYPED_KINDS = frozenset(["number", "date", "temperature", "range"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hybrid_rag.ask._collection import collection_answer
 from hybrid_rag.ask._compare import category_answer, filtered_answer, ranked_answer, same_answer
 from hybrid_rag.ask._lookup import lookup
 from hybrid_rag.ask._passages import from_passages, passage_facts, prints_a_value
@@ -40,6 +41,11 @@ def compose_extractive(
             without it the answer says "not found in the passages read".
     """
     limit = max_chars
+    if a.collection and not kg_searched:  # vector mode reads passages, not every value
+        text = "No answer: a question about the whole collection is answered from the graph."
+        return Composed(text, (), False, False, "out_of_scope")
+    if a.collection:
+        return collection_answer(a, facts, limit)
     if a.intent in ("min", "max") and facts:
         return ranked_answer(a, facts, passages, limit)
     if a.intent == "filter" and a.polar and a.subjects:

@@ -96,7 +96,7 @@ class AnswerComposer:
         text = composed.text or ""
         shown = [e.doc_id for e in composed.citations if _inline(e) in text]
         stated = facts if kg_searched else passage_facts(a, passages)
-        conflicts = involving(find_conflicts(stated), text, shown)
+        conflicts = [] if a.collection else involving(find_conflicts(stated), text, shown)
         if conflicts:  # written again, shorter, to leave room for the note
             note = conflict_note(conflicts, _inline)
             limit = max(80, self.max_chars - len(note) - 1)

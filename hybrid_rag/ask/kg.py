@@ -11,6 +11,8 @@ from hybrid_rag import _budget
 from hybrid_rag._prompt_vocab import describe_properties, prefix_of, relevant_properties
 from hybrid_rag._vocab import HR, RDFS_LABEL
 from hybrid_rag._workers import Workers
+from hybrid_rag.ask._collection import members
+from hybrid_rag.ask._collection_words import collection_phrases, search_roots
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.errors import (
     DamagedStoreError,
@@ -67,6 +69,7 @@ def fact_query(
     order: str | None = None,
     contains: Sequence[str] = (),
     facts: Sequence[str] = (),
+    any_of: Sequence[str] = (),
 ) -> str:
     """The template SELECT over ``hr:Fact`` nodes; every input is escaped by construction.
 
@@ -75,6 +78,7 @@ def fact_query(
         order: ``"ASC"``/``"DESC"`` to sort on the typed number (facts without one dropped).
         contains: lower-case words every matching value must contain.
         facts: fact IRIs to restrict to (used to load provenance for LLM-found facts).
+        any_of: lower-case strings one of which every matching value must contain.
     """
     parts = [f"SELECT {_SELECT} WHERE {{"]
     if facts:  # first, so the engine starts from the given nodes
@@ -84,6 +88,9 @@ def fact_query(
     parts.append(_BODY)
     for word in contains:
         parts.append(f"  FILTER(CONTAINS(LCASE(STR(?value)), {literal(word).n3()}))")
+    if any_of:
+        either = " || ".join(f"CONTAINS(LCASE(STR(?value)), {literal(w).n3()})" for w in any_of)
+        parts.append(f"  FILTER({either})")
     if order:
         parts.append('  FILTER(BOUND(?number) && ?status = "stated")')
     parts.append("}")
@@ -112,6 +119,12 @@ async def run_kg_chain(
         result.errors.append(ChainError(chain="kg", kind="empty_scope", message="no documents"))
         return result
     template = _template(analysis)
+    if template is not None and analysis.collection:
+        await _run(template, "template", graph=graph, scope=scope, result=result, workers=workers)
+        result.facts = members(analysis, result.facts)  # precision first: members only
+        if result.facts or result.errors or llm is None:
+            return _finished(result, ontology)
+        template = None  # no phrase of the question matched: the model writes SPARQL
     if template is not None:
         docs = [d for d in analysis.doc_ids if d in scope] or list(scope)
         await _run(template, "template", graph=graph, scope=docs, result=result, workers=workers)
@@ -143,6 +156,12 @@ async def run_kg_chain(
                 message="no ontology property and product recognised; no LLM configured",
             )
         )
+    return _finished(result, ontology)
+
+
+def _finished(result: KGResult, ontology: Ontology) -> KGResult:
+    """The chain's result with an ``empty`` error when nothing was found, and every fact
+    with its property's label."""
     if not result.facts and not result.errors:
         result.errors.append(ChainError(chain="kg", kind="empty", message="no matching facts"))
     labels = {p.name: p.label for p in ontology.properties()}
@@ -157,6 +176,8 @@ async def run_kg_chain(
 
 def _template(a: QuestionAnalysis) -> str | None:
     props = [p.iri for p in a.properties]
+    if a.collection:
+        return _collection_template(a)
     if not a.subjects:
         return None
     if a.intent in ("min", "max") and props:
@@ -169,6 +190,15 @@ def _template(a: QuestionAnalysis) -> str | None:
     if props:
         return fact_query(props)
     return None
+
+
+def _collection_template(a: QuestionAnalysis) -> str | None:
+    """Every document's facts a collection question can use: the asked quantity's for
+    a bound or an extreme, else the values that hold a word of its phrases."""
+    if a.threshold is not None or a.intent in ("min", "max"):
+        return fact_query([a.properties[0].iri]) if a.properties else None
+    roots = search_roots(collection_phrases(a.question, a.kind_words))
+    return fact_query([], any_of=roots) if roots else None
 
 
 def _unranked(a: QuestionAnalysis, found: KGResult) -> str | None:

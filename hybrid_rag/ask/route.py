@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
 
+from hybrid_rag.ask._collection_words import collection_phrases
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView, analyse, pair_question
 from hybrid_rag.ask.grammar import creative_request, unsafe_request
 from hybrid_rag.ask.linking import HEAD_SHARE, SubjectMatch
@@ -116,6 +117,8 @@ class OfflineRouter:
         if creative_request(question):
             return _direct(question, "out_of_scope", _CREATIVE)
         a = analyse(question, index=scope.subjects, ontology=scope.ontology)
+        if a.collection:  # its names are values to look for, not documents to link
+            return _collection_route(question, a, scope)
         if not a.subjects and history:
             a = _follow_up(a, history, scope)
         missing = _outside_scope(question, a, scope)
@@ -170,6 +173,26 @@ class OfflineRouter:
 
     def __repr__(self) -> str:
         return "OfflineRouter()"
+
+
+def _collection_route(question: str, a: QuestionAnalysis, scope: ScopeView) -> QuestionAnalysis:
+    """A collection question, unless it names what no document prints, or has no word
+    the ontology or the documents know ("made of bronze": the words are looked up by the
+    supervisor first; ``collection`` stays set, so printed words are terms to look for)."""
+    unknown = _unknown_name(question, scope)
+    known = _ontology_words(scope.ontology) | _property_words(scope.ontology) | STOPWORDS
+    words = [t for t in tokens(unknown or "") if not any(c.isdigit() for c in t)]
+    if unknown is not None and any(t not in known for t in words):
+        reason = f"Not found: no document is about {unknown}."  # "Hazard Class 2B" is a value
+        out = _direct(question, "out_of_scope", reason)
+        return replace(out, missing=(unknown,), unlinked=(unknown,), collection=True)
+    if a.properties or _content_words(question) & scope.printed or _known_words(question, scope):
+        return a
+    known = _ontology_words(scope.ontology) | _subject_words(scope)
+    phrases = [w for w, _whole in collection_phrases(question, a.kind_words)]
+    rest = [t for t in max(phrases, key=len, default=()) if t not in known]
+    out = _direct(question, "out_of_scope", _UNRELATED)  # unless the documents print them:
+    return replace(out, unlinked=tuple(rest), collection=True) if rest else out
 
 
 def _direct(question: str, intent: str, reason: str) -> QuestionAnalysis:

@@ -270,7 +270,9 @@ class Supervisor:
             for _round in range(_NAME_ROUNDS):  # "A and B": one name found per round
                 if analysis.intent != "out_of_scope" or not analysis.unlinked:
                     break
-                looked_up = await self._looked_up(analysis.unlinked, view, scope, scoped)
+                looked_up = await self._looked_up(
+                    analysis.unlinked, view, scope, scoped, terms=analysis.collection
+                )
                 if looked_up is None:
                     break
                 view = looked_up  # route again with what the documents' text says of it
@@ -300,15 +302,26 @@ class Supervisor:
         return docs, True
 
     async def _looked_up(
-        self, names: Sequence[str], view: ScopeView, scope: list[str], scoped: bool
+        self,
+        names: Sequence[str],
+        view: ScopeView,
+        scope: list[str],
+        scoped: bool,
+        *,
+        terms: bool = False,
     ) -> ScopeView | None:
         """``view`` with what the documents' text says of names that link no subject:
         the documents whose first page or file name prints one take it as a name
         ("Flipkart" on a seller's invoice); else the words of those printed elsewhere
         are terms of the documents ("USD", "ISO"; ``ScopeView.printed``). ``None``: the
         documents print none of them (or nothing new). Out of scope means the documents
-        do not cover a name, not that it failed to link."""
-        named, printed = await self._named_in_text(names, scope, scoped)
+        do not cover a name, not that it failed to link. For a collection question
+        (``terms``) a name printed in the text is a term, a value to look for; one a file
+        name gives still names documents."""
+        named, printed, by_file = await self._named_in_text(names, scope, scoped)
+        if terms:  # a file name names documents; text on a page is a value to look for
+            printed = [*printed, *(name for _doc, name in named if name not in by_file)]
+            named = [(doc, name) for doc, name in named if name in by_file]
         if named:
             return replace(view, subjects=view.subjects.with_names(named))
         words = frozenset(t for name in printed for t in tokens(name))
@@ -318,13 +331,14 @@ class Supervisor:
 
     async def _named_in_text(
         self, names: Sequence[str], scope: list[str], scoped: bool
-    ) -> tuple[list[tuple[str, str]], list[str]]:
+    ) -> tuple[list[tuple[str, str]], list[str], set[str]]:
         """``(doc_id, name)`` for the documents whose first page or file name prints a
-        name that links no subject, and the names some page in scope prints (in order,
-        as words) although no first page or file name does."""
+        name that links no subject, the names some page in scope prints (in order, as
+        words) although no first page or file name does, and the names file names give."""
         p = self.parts
         found: dict[str, str] = {}
         printed: list[str] = []
+        by_file: set[str] = set()
         infos = await p.workers.run(p.catalog.list)
         inside = set(scope)
         for name in names:
@@ -335,6 +349,7 @@ class Supervisor:
             files = [d for d in files if d in inside]
             if files:  # the documents a file name gives, before those that mention the name
                 found.update((d, name) for d in files)
+                by_file.add(name)
                 continue
             within = scope if scoped else None
             hits = await p.workers.run(
@@ -351,7 +366,7 @@ class Supervisor:
                     found.setdefault(chunk.doc_id, name)
             if prints and not any(c.page == 1 for c in prints):
                 printed.append(name)
-        return sorted(found.items()), printed
+        return sorted(found.items()), printed, by_file
 
     def _view(self, scope: list[str], scoped: bool) -> ScopeView:
         full = self.parts.subjects.get(self.parts.catalog)

@@ -36,7 +36,7 @@ SLOW = (
     f'?f3 <{HR}status> ?s . ?f4 <{HR}status> ?s . FILTER(STR(?f4) = "nope") }}'
 )
 GOOD = f"SELECT ?fact WHERE {{ ?fact <{HR}property> ?p }} ORDER BY ?fact"
-NO_TEMPLATE = "Which product has the highest flash point?"  # no product named: LLM SPARQL
+NO_TEMPLATE = "Which product's flash point is closest to its boiling point?"  # LLM SPARQL
 TEMPLATE = "What is the flash point of Examplon Solvent 99?"
 
 
@@ -94,7 +94,8 @@ def test_the_process_survives_and_answers_next(rag: tuple[HybridRAG, dict[str, s
     state["query"] = GOOD
     answer = r.ask(NO_TEMPLATE, mode="kg")
     assert [e.kind for e in answer.errors] == ["model_abstained"] and answer.facts
-    assert [a.origin for a in answer.sparql] == ["llm", "template"]
+    # the collection template finds no member, the model's query, then its facts' provenance
+    assert [a.origin for a in answer.sparql] == ["template", "llm", "template"]
 
 
 def test_bounded_query_reads_what_query_reads_and_caps_rows(

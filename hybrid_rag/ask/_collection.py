@@ -1,0 +1,238 @@
+"""Questions about the whole collection: which documents state a value, how many, the
+extreme of a typed quantity, and which pass a numeric bound.
+
+A collection question names no document ("Which of our products are classified as Eye
+Irritation Category 2B?", "How many invoices are in EUR?"). Its members are read from
+the graph's facts over every document in scope, precision first:
+
+* a *filter* phrase matches a fact when one clause of the value (the text between
+  sentence ends and semicolons, at most ``MAX_CLAUSE`` words: a value that states a
+  class, a code or a name, not a paragraph that mentions one) holds every required
+  word: words by stem, codes (a word with a digit) as printed, spaces and punctuation
+  apart ("UN 3265" is "UN3265"). Words no short clause in scope prints ("GHS" in
+  "GHS Skin Corrosion 1B") are not required; the phrase's other words all are;
+* candidate phrases are tried in order: quoted words, parentheses with two words or a
+  code, then the question's own clauses; the first with members is the answer;
+* a *bound* or an *extreme* reads each document's first stated typed number of the
+  asked property.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from hybrid_rag.ask._collection_words import code, code_pattern, collection_phrases, identifier
+from hybrid_rag.ask._phrasing import Composed, cite, clip, in_sentence, unit_text
+from hybrid_rag.ask.analysis import QuestionAnalysis
+from hybrid_rag.ask.grammar import Threshold
+from hybrid_rag.models import Fact
+from hybrid_rag.text import stem, tokens
+
+__all__ = ["MAX_CLAUSE", "SHOWN", "collection_answer", "members"]
+
+MAX_CLAUSE = 14
+"""The most words a clause of a value may have to state what a filter asks."""
+SHOWN = 12
+"""Members the answer's text names before "and N more" (``Answer.facts`` holds all)."""
+_CLAUSE = re.compile(r"(?<=[.;])\s+|\n|;\s*")
+
+
+def members(a: QuestionAnalysis, facts: Sequence[Fact]) -> list[Fact]:
+    """The facts that make each document a member, one or more per document.
+
+    A phrase in the values of the asked properties or in any value (the one with the
+    most required words wins, the asked properties on equals), with every word the
+    values print (of a clause of the
+    question, one word of the ontology's labels that no value prints may be missing:
+    "GHS"); then the question's clauses without the words of the ontology's labels
+    ("UN1262 in the transport section": the value is "UN1262"), when no phrase matched.
+    """
+    stated = [f for f in facts if f.status == "stated"]
+    if a.threshold is not None or a.intent in ("min", "max"):
+        return _typed_members(a, stated)
+    ids = [w for words, _whole in collection_phrases(a.question) for w in words if identifier(w)]
+    if ids:  # an identifier identifies: the values that print every one the question gives
+        patterns = [code_pattern(w) for w in dict.fromkeys(ids)]
+        return [f for f in stated if any(_prints(c, patterns) for c in _clauses(f.value))]
+    asked = {p.name for p in a.properties}
+    own = [f for f in stated if f.predicate in asked]
+    strict = [_best_phrase(a, pool, loose=False) for pool in ([own, stated] if own else [stated])]
+    size, found = max(strict, key=lambda r: r[0])  # the first of equals: the asked properties
+    found = found if size else _best_phrase(a, stated, loose=True)[1]
+    return _with_every_code(a, found, stated)
+
+
+def _with_every_code(a: QuestionAnalysis, found: list[Fact], stated: Sequence[Fact]) -> list[Fact]:
+    """The members whose documents print every code the question gives, each in some
+    value ("class 5.1 ... with a 6.1 subsidiary risk": both, in two facts)."""
+    codes = {w for words, _whole in collection_phrases(a.question) for w in words if code(w)}
+    if not codes:
+        return found
+    patterns = [code_pattern(c) for c in codes]
+    values: dict[str, list[str]] = {}
+    for f in stated:
+        values.setdefault(f.doc_id, []).append(f.value)
+    keep = {d for d, vs in values.items() if all(any(p.search(v) for v in vs) for p in patterns)}
+    return [f for f in found if f.doc_id in keep]
+
+
+def _required(
+    a: QuestionAnalysis, words: Sequence[str], whole: bool, printed: set[str], *, loose: bool
+) -> list[str] | None:
+    """The stems a value must hold for a phrase, or ``None`` if the phrase cannot match."""
+    keys = list(dict.fromkeys(stem(w) for w in words if not code(w)))
+    if loose:  # only the words that say what the value is; two at least
+        kept = [k for k in keys if k not in a.vocabulary]
+        return None if whole or len(kept) < 2 else kept
+    missing = [k for k in keys if k not in printed]
+    if missing and (whole or len(missing) > 1 or missing[0] not in a.vocabulary):
+        return None
+    return [k for k in keys if k in printed]
+
+
+_NEGATION = re.compile(r"\b(?:not|no|non|none|never|neither|nor)\b", re.I)
+
+
+def _best_phrase(
+    a: QuestionAnalysis, pool: Sequence[Fact], *, loose: bool
+) -> tuple[int, list[Fact]]:
+    asks_negation = _NEGATION.search(a.question) is not None
+    clauses = [
+        (f, c, _words(c))
+        for f in pool
+        for c in _clauses(f.value)
+        if asks_negation or not _NEGATION.search(c)  # "Marine pollutant: No" is no member
+    ]
+    printed = {w for _f, _c, have in clauses for w in have}
+    best: list[Fact] = []
+    most = 0
+    for words, whole in collection_phrases(a.question, a.kind_words):
+        need = _required(a, words, whole, printed, loose=loose)
+        codes = [code_pattern(w) for w in words if code(w)]
+        size = len(need or ()) + 2 * len(codes)  # a code is the more precise word
+        if need is None or not size or size <= most:
+            continue
+        hits = [
+            f
+            for f, c, have in clauses
+            if all(k in have for k in need) and all(p.search(c) for p in codes)
+        ]
+        if hits:
+            best, most = list({id(f): f for f in hits}.values()), size
+    return most, best
+
+
+def _typed_members(a: QuestionAnalysis, facts: Sequence[Fact]) -> list[Fact]:
+    """Each document's first stated number; a value printed as a bound ("> 200 °C") is
+    a member only where the bound decides: above 1500 for "> 1500", never below."""
+    first: dict[str, Fact] = {}
+    for f in facts:
+        if f.number is not None:
+            first.setdefault(f.doc_id, f)
+    if a.threshold is not None:
+        bound = a.threshold
+        return [f for f in first.values() if _passes(f, bound)]
+    points = [f for f in first.values() if _qualifier(f.value) is None]
+    units = {f.unit for f in points}
+    if len(units) != 1:
+        return []  # no order across units
+    best = (min if a.intent == "min" else max)(f.number or 0.0 for f in points)
+    return [f for f in points if f.number == best]
+
+
+_ABOVE = re.compile(r"^\W*(?:>|≥|greater than|more than|above|over|min(?:imum)?\b)", re.I)
+_BELOW = re.compile(r"^\W*(?:<|≤|less than|below|under|max(?:imum)?\b)", re.I)
+
+
+def _qualifier(value: str) -> str | None:
+    """``">"`` or ``"<"`` for a value printed as a bound, else ``None``."""
+    if _ABOVE.search(value):
+        return ">"
+    return "<" if _BELOW.search(value) else None
+
+
+def _passes(f: Fact, bound: Threshold) -> bool:
+    """Whether a value meets a bound; one printed as a bound on the other side may or may
+    not ("> 200" against "below 230"): not a member; nor is a value in another unit than
+    the bound's ("above 500 EUR": no amount in INR), temperatures apart (converted)."""
+    side = _qualifier(f.value)
+    if side is not None and side != bound.op:
+        return False
+    if bound.unit and not _same_unit(bound.unit, f):
+        return False
+    return bound.holds(f.number or 0.0, unit=f.unit)
+
+
+def _same_unit(asked: str, f: Fact) -> bool:
+    """Whether a value is in the bound's unit: its typed unit, or else the unit printed
+    in its text ("12.5 kg")."""
+    want = asked.replace(" ", "").lower()
+    if want in ("°c", "°f"):
+        return f.unit in ("°C", "°F")
+    if f.unit is not None:
+        return f.unit.replace(" ", "").lower() == want
+    return re.search(rf"(?<![a-z]){re.escape(want)}(?![a-z])", f.value.lower()) is not None
+
+
+def _prints(clause: str, patterns: Sequence[re.Pattern[str]]) -> bool:
+    return all(p.search(clause) for p in patterns)
+
+
+def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
+    """The count, then the members with their values and citations."""
+    per_doc: dict[str, list[Fact]] = {}
+    for f in facts:
+        per_doc.setdefault(f.doc_id, []).append(f)
+    n = len(per_doc)
+    noun = a.noun if n == 1 else _plural(a.noun)
+    if not per_doc:
+        return Composed(
+            f"No {a.noun} in scope states {_what(a)}.", (), True, False, "not_in_documents"
+        )
+    shown = list(per_doc.items())[:SHOWN]
+    items = "; ".join(
+        f"{fs[0].subject} ({', '.join(dict.fromkeys(clip(f.value, 120) for f in fs[:2]))} "
+        f"{cite(fs[0].evidence)})"
+        for _d, fs in shown
+    )
+    more = f"; and {n - len(shown)} more" if n > len(shown) else ""
+    if a.intent in ("min", "max") and a.threshold is None:
+        word = "lowest" if a.intent == "min" else "highest"
+        label = in_sentence(facts[0].predicate_label)
+        head = f"The {word} {label} any {a.noun} states"
+        text = f"{head}: {items}{more}."
+    else:
+        text = f"{n} {noun} {'states' if n == 1 else 'state'} {_what(a, facts)}: {items}{more}."
+    cites = tuple(fs[0].evidence for _d, fs in per_doc.items())
+    return Composed(clip(text, limit), cites, True, False)
+
+
+def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
+    if a.threshold is not None and a.properties:
+        t = a.threshold
+        said = f"{'above' if t.op == '>' else 'below'} {t.value:g}{unit_text(t.unit)}"
+        return f"a {in_sentence(a.properties[0].label)} {said}"
+    values = [_words(f.value) for f in facts]
+    phrases = [w for w, _whole in collection_phrases(a.question, a.kind_words)]
+    held = [
+        w
+        for w in phrases
+        if any(
+            all(stem(x) in v or code(x) for x in w if stem(x) not in a.vocabulary) for v in values
+        )
+    ]
+    shown = max(held, key=len) if held else (phrases[0] if phrases else ())
+    return "'" + " ".join(shown) + "'" if shown else "what was asked"
+
+
+def _plural(noun: str) -> str:
+    return noun if noun.endswith("s") else noun + "s"
+
+
+def _clauses(value: str) -> list[str]:
+    return [c for c in _CLAUSE.split(value) if c and len(tokens(c)) <= MAX_CLAUSE]
+
+
+def _words(clause: str) -> set[str]:
+    return {stem(t) for t in tokens(clause)}

@@ -1,0 +1,174 @@
+"""Reading a question about the whole collection: whether it is one, whether it counts,
+and the phrases a value must state (see ``hybrid_rag.ask._collection``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from hybrid_rag.text import STOPWORDS, stem, tokens
+
+__all__ = [
+    "code",
+    "code_pattern",
+    "collection_phrases",
+    "collection_question",
+    "counts",
+    "identifier",
+    "over_collection",
+    "search_roots",
+    "sets",
+]
+
+_CUE = re.compile(
+    r"^\s*(?:which|what\s+(?:do|does|did|are|is|have|has)\s+(?:we|i|you|our)\b|"
+    r"list\b|find\b|name\s+(?:all|every|the)\b|show\b|count\b|how\s+many\b|"
+    r"what\s+is\s+the\s+(?:number|count)\s+of\b|"
+    r"(?:do|does)\s+(?:we|i|our)\s+(?:have|hold|stock|keep)\s+any\b|are\s+there\s+any\b|"
+    r"is\s+there\s+any\b)",
+    re.I,
+)
+_COUNT = re.compile(r"^\s*(?:how\s+many|count|what\s+is\s+the\s+(?:number|count)\s+of)\b", re.I)
+_SET_NOUN = re.compile(
+    r"^\s*(?:[Ww]hich|[Hh]ow\s+many|[Ll]ist|[Ff]ind|[Cc]ount|[Nn]ame|[Ss]how)\s+"
+    r"(?:(?:of\s+)?(?:our|my|the|all|every|any)\s+)?([a-z][a-z-]+)\b"
+)
+_Q = "\"'\u2018\u2019\u201c\u201d"
+_QUOTED = re.compile(rf"[{_Q}]([^{_Q}]{{3,80}})[{_Q}]")
+_PAREN = re.compile(r"\(([^()]{3,120})\)")
+_SPLIT = re.compile(r"\s*(?:[,;:?!]|\bi\.?\s?e\.?|\be\.?\s?g\.?|\s-\s|\s\u2013\s)\s*", re.I)
+_CODE = re.compile(r"(?<![\w.-])(?=[\w.-]*\d)[A-Za-z]*\d[\w./-]*(?![\w-])")
+"""A code as printed: a word with a digit, its hyphens and dots kept ("50-00-0", "UN3265")."""
+_GENERIC = frozenset(  # generic words of asking and listing, of no domain
+    """
+    which what how many much list find name show count give tell all every any each our my
+    we us i you they them their its there here these those ones one documents document
+    items item entries entry records record files file things thing kinds kind types type
+    collection inventory store stock stocked hold held keep kept have has had having do
+    does did done is are was were be been being get got carry carries carried contain
+    contains contained include includes included list lists listed use uses used need needs
+    needed require requires required appear appears appeared mark marks marked rate rates
+    rated classify classifies classified label labels labelled labeled declare declares
+    declared state states stated print prints printed show shows shown mention mentions
+    mentioned give gives given known presumed also actually only even still other another
+    different distinct section sections part parts also as per both either under over
+    above below within without into onto from via make makes made making produce produces
+    produced supply supplies supplied sell sells sold ship ships shipped come comes came
+    """.split()  # noqa: SIM905
+)
+
+
+def collection_question(question: str) -> bool:
+    """Whether a question starts as one about the collection ("Which ...", "How many")."""
+    return _CUE.search(question) is not None
+
+
+_OF_OURS = re.compile(r"\b(?:which|what)\s+of\s+(?:our|my|the)\s+(?!two\b|three\b)\w", re.I)
+_OURS = re.compile(
+    r"^\s*(?:which|how\s+many|list|find|count|name|show)\b[^?]{0,30}?\b(?:our|my|every)\b",
+    re.I,
+)
+_SETS = re.compile(
+    r"^\s*(?:which|how\s+many|list|find|count|name|show)\s+(?:(?:all\s+)?the\s+)?"
+    r"(?:[\w-]+\s+){0,3}?(?:products|items|documents|ones|entries|records|files)\b",
+    re.I,
+)
+_FOLLOWING = re.compile(r"\b(?:these|those|following|either|both)\b", re.I)
+
+
+def over_collection(question: str) -> bool:
+    """Whether a question asks over the collection, whatever names it also holds: it says
+    so at its start ("Which of our products contain formaldehyde?", "List every sheet
+    that ...", "Which of the cleaners ...", "Find the products whose ..."); not "Which of
+    these ...", which asks about the documents named, nor "What flash point does our X
+    have?" (a lookup of X)."""
+    if _FOLLOWING.search(question):
+        return False
+    return bool(_OF_OURS.search(question) or _OURS.search(question)) or bool(sets(question))
+
+
+def sets(question: str) -> tuple[str, ...]:
+    """The words of "Which <words> products|items|documents ..." after the question
+    word, the noun last (``()`` when the question does not start so)."""
+    m = _SETS.search(question)
+    return tuple(tokens(m.group(0))[1:]) if m else ()
+
+
+def counts(question: str) -> bool:
+    """Whether the question asks how many."""
+    return _COUNT.search(question) is not None
+
+
+def collection_phrases(
+    question: str, ignore: Iterable[str] = ()
+) -> tuple[tuple[tuple[str, ...], bool], ...]:
+    """Candidate filters: ``(content words, whole)``. Quoted words and parentheses are
+    ``whole`` (every word must be printed); the question's clauses (split at
+    punctuation and "i.e.", parentheses kept) are not (a word that only says where to
+    look may be missing)."""
+    skip = _GENERIC | STOPWORDS | set(ignore)
+    m = _SET_NOUN.search(question)
+    if m and tokens(question).count(m.group(1).lower()) == 1:
+        skip |= {m.group(1).lower()}  # "Which of the cleaners ...": the set, not a value
+    found: list[tuple[tuple[str, ...], bool]] = []
+    texts = [(m.group(1), True) for m in _QUOTED.finditer(question)]
+    texts += [(m.group(1), True) for m in _PAREN.finditer(question)]
+    flat = _PAREN.sub(lambda m: "(" + re.sub(r"[,;:]", " ", m.group(1)) + ")", question)
+    texts += [(t, False) for t in _SPLIT.split(_QUOTED.sub(" ", flat))]
+    for text, whole in texts:
+        codes = [c.strip(".-/").lower() for c in _CODE.findall(text)]
+        rest = _CODE.sub(" ", text)
+        kept = [t for t in tokens(rest) if t not in skip and t.rstrip("s") not in skip]
+        words = tuple(dict.fromkeys([*(t for t in kept if len(t) > 1), *codes]))
+        if whole and len(words) < 2 and not any(map(code, words)):
+            continue  # "(oral)" qualifies a phrase; alone it names nothing
+        if words and all(words != w for w, _ in found):
+            found.append((words, whole))
+    return tuple(found)
+
+
+def search_roots(phrases: Sequence[tuple[tuple[str, ...], bool]]) -> tuple[str, ...]:
+    """Lower-case substrings one of which every value a phrase can match holds (the
+    store's filter: a superset, made small): per phrase the stems of its two longest
+    words (a clause may miss one word of the ontology's labels) and every code as it is
+    printed ("5.1"; the digits of "UN3265"), short digits alone ("1") left out."""
+    out: list[str] = []
+    for words, _whole in phrases:
+        plain = sorted((w for w in words if not code(w)), key=len, reverse=True)
+        roots = [stem(w) for w in plain[:2]]
+        for w in filter(code, words):
+            if re.fullmatch(r"[\d.,/-]+", w):
+                if len(w) >= 2 or not plain:
+                    roots.append(w)
+            elif len(digits := max(re.findall(r"\d+", w), key=len)) >= 2 or not plain:
+                roots.append(digits)
+        out += [r for r in roots if r and r not in out]
+    return tuple(out)
+
+
+def code(word: str) -> bool:
+    """Whether a word is a code (holds a digit: "UN3265", "7647-01-0", "2B")."""
+    return any(c.isdigit() for c in word)
+
+
+def identifier(word: str) -> bool:
+    """Whether a code identifies (at least four letters and digits, with a letter or a
+    separator between digit groups: "UN3265", "50-00-0", "H334"; not "6.1", "2B" or a
+    year)."""
+    groups = re.findall(r"[a-z]+|\d+", word.lower())
+    size = sum(map(len, groups))
+    return code(word) and size >= 4 and len(groups) >= 2 and not re.fullmatch(r"\d+\.\d+", word)
+
+
+def code_pattern(word: str) -> re.Pattern[str]:
+    """A code as any clause may print it, whole: a space or hyphen may come between its
+    letters and digits ("UN 3265"), digits keep their own separators ("5.1" is not "51",
+    "50-00-0" not "50000"), and "1" is not the "1" of "1B" or "1.5"."""
+    parts = re.findall(r"[a-z]+|\d+|[^a-z\d]+", word.lower())
+    body = ""
+    for prev, part in zip(["", *parts], parts, strict=False):
+        if not part[0].isalnum():
+            body += re.escape(part)
+        else:
+            body += (r"[\s-]?" if prev and prev[0].isalnum() else "") + re.escape(part)
+    return re.compile(rf"(?<![a-z0-9])(?<!\d[.,]){body}(?![a-z0-9])(?![.,]\d)", re.I)

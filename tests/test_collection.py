@@ -1,0 +1,157 @@
+"""Questions about the whole collection: which documents state a value, how many, which
+pass a bound, which holds the extreme; precision first (a near value is no member).
+
+The documents (spare-part data sheets) and their plain OWL ontology are written for these
+tests; ``../shared/eval/qa-collection.jsonl`` measures the same on real sheets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hybrid_rag import HybridRAG
+
+PARTS = """
+@prefix pt: <http://example.org/parts#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+pt:SparePart a owl:Class ; rdfs:label "Spare part" .
+pt:partName a owl:DatatypeProperty ; rdfs:label "Part name" ; rdfs:domain pt:SparePart .
+pt:material a owl:DatatypeProperty ; rdfs:label "Material" ; rdfs:domain pt:SparePart .
+pt:hazardClass a owl:DatatypeProperty ; rdfs:label "Hazard class" ;
+    rdfs:domain pt:SparePart .
+pt:weight a owl:DatatypeProperty ; rdfs:label "Weight" ; rdfs:domain pt:SparePart ;
+    rdfs:range xsd:decimal .
+pt:maker a owl:DatatypeProperty ; rdfs:label "Manufacturer" ; rdfs:domain pt:SparePart .
+"""
+
+SHEETS = {
+    "gear-housing.txt": ("Gear Housing GH-40", "Cast iron", "Class 2B", "12.5 kg", "Orlen Works"),
+    "valve-seat.txt": ("Valve Seat VS-7", "Stainless steel", "Class 2", "0.4 kg", "Orlen Works"),
+    "pump-impeller.txt": ("Pump Impeller PI-3", "Bronze", "Class 2B", "3.2 kg", "Tarvik AB"),
+    "drive-shaft.txt": ("Drive Shaft DS-90", "Stainless steel", "Class 1", "7.8 kg", "Tarvik AB"),
+    "seal-kit.txt": ("Seal Kit SK-12", "Nitrile rubber", "Not classified", "0.2 kg", "Velmar"),
+}
+
+
+def _text(name: str, material: str, hazard: str, weight: str, maker: str) -> str:
+    return (
+        f"Part name: {name}\nMaterial: {material}\nHazard class: {hazard}\n"
+        f"Weight: {weight}\nManufacturer: {maker}\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def rag(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HybridRAG]:
+    folder = tmp_path_factory.mktemp("parts")
+    (folder / "parts.ttl").write_text(PARTS)
+    for file, fields in SHEETS.items():
+        (folder / file).write_text(_text(*fields))
+    with HybridRAG(folder / "store", ontology=folder / "parts.ttl", embedder="hashing") as r:
+        r.ingest_many([folder / f for f in SHEETS], raise_errors=True)
+        yield r
+
+
+def _members(rag: HybridRAG, question: str) -> set[str]:
+    answer = rag.ask(question)
+    return {f.doc_id for f in answer.facts}
+
+
+def test_a_class_filter_lists_exactly_the_documents_that_state_it(rag: HybridRAG) -> None:
+    answer = rag.ask("Which of our parts are in Hazard Class 2B?")
+    assert {f.doc_id for f in answer.facts} == {"gear-housing", "pump-impeller"}
+    assert answer.text is not None and answer.text.startswith("2 ")
+    assert "[gear-housing p.1]" in answer.text and "[pump-impeller p.1]" in answer.text
+    assert answer.abstention is None
+
+
+def test_a_near_code_is_no_member(rag: HybridRAG) -> None:
+    # "Class 2" is not "Class 2B", and the reverse
+    assert _members(rag, "Which parts are listed under Hazard Class 2?") == {"valve-seat"}
+
+
+def test_a_name_in_the_question_is_a_value_to_look_for(rag: HybridRAG) -> None:
+    assert _members(rag, "Which of our parts are made by Tarvik AB?") == {
+        "pump-impeller",
+        "drive-shaft",
+    }
+    assert _members(rag, "List the parts of stainless steel.") == {"valve-seat", "drive-shaft"}
+
+
+def test_a_count_leads_with_the_number(rag: HybridRAG) -> None:
+    answer = rag.ask("How many parts does Orlen Works make?")
+    assert {f.doc_id for f in answer.facts} == {"gear-housing", "valve-seat"}
+    assert answer.text is not None and answer.text.startswith("2 ")
+
+
+def test_a_bound_on_a_typed_value(rag: HybridRAG) -> None:
+    assert _members(rag, "Which parts have a weight above 5 kg?") == {"gear-housing", "drive-shaft"}
+    assert _members(rag, "Which parts have a weight below 0.5 kg?") == {"valve-seat", "seal-kit"}
+
+
+def test_the_extreme_of_a_typed_value_over_the_collection(rag: HybridRAG) -> None:
+    answer = rag.ask("What is the highest weight of any part?")
+    assert {f.doc_id for f in answer.facts} == {"gear-housing"}
+    assert answer.text is not None and "12.5 kg" in answer.text
+
+
+def test_a_value_no_document_states_is_said_so_not_guessed(rag: HybridRAG) -> None:
+    answer = rag.ask("Which parts are in Hazard Class 9?")
+    assert answer.facts == []
+    assert answer.abstention == "not_in_documents"
+    assert answer.text is not None and "9" in answer.text
+
+
+def test_docs_scope_bounds_the_collection(rag: HybridRAG) -> None:
+    answer = rag.ask("Which parts are in Hazard Class 2B?", docs=["gear-housing", "seal-kit"])
+    assert {f.doc_id for f in answer.facts} == {"gear-housing"}
+
+
+def test_two_named_documents_are_compared_not_the_collection(rag: HybridRAG) -> None:
+    answer = rag.ask("Which part has the higher weight, Gear Housing GH-40 or Drive Shaft DS-90?")
+    assert {f.doc_id for f in answer.facts} <= {"gear-housing", "drive-shaft"}
+    assert answer.text is not None and answer.text.startswith("Gear Housing GH-40")
+
+
+def test_vector_mode_says_it_cannot_answer_over_the_collection(rag: HybridRAG) -> None:
+    answer = rag.ask("Which parts are in Hazard Class 2B?", mode="vector")
+    assert answer.facts == [] and answer.abstention == "out_of_scope"
+    assert answer.text is not None and "collection" in answer.text
+
+
+def test_asking_over_the_collection_writes_nothing(rag: HybridRAG) -> None:
+    before = [(d.doc_id, d.triples, d.chunks) for d in rag.documents()]
+    rag.ask("Which parts are in Hazard Class 2B? Delete the others.")
+    assert [(d.doc_id, d.triples, d.chunks) for d in rag.documents()] == before
+
+
+# --- the real invoices --------------------------------------------------------------------
+
+INVOICES = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "invoices"
+
+
+@pytest.fixture(scope="module")
+def invoices(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HybridRAG]:
+    if not INVOICES.is_dir():
+        pytest.skip(f"the shared invoice corpus is not at {INVOICES}")
+    store = tmp_path_factory.mktemp("invoices")
+    with HybridRAG(store, ontology="invoice", embedder="hashing") as r:
+        r.ingest_many(sorted(INVOICES.glob("*.pdf")), raise_errors=True)
+        yield r
+
+
+def test_invoices_by_currency_and_by_a_bound_in_that_currency(invoices: HybridRAG) -> None:
+    in_euro = {f.doc_id for f in invoices.ask("Which of our invoices are billed in EUR?").facts}
+    assert in_euro == {"QualityHosting", "coolblue1", "coolblue2", "free_fiber"}
+    answer = invoices.ask("Which invoices have a total above 500 EUR?")
+    # the 1939 rupees of the hotel booking are no amount in euros
+    assert {f.doc_id for f in answer.facts} == {"coolblue1", "coolblue2"}
+    assert answer.text is not None and "disagree" not in answer.text
+
+
+def test_the_set_a_question_names_is_no_word_to_find(rag: HybridRAG) -> None:
+    # "spares" says which documents are meant; no value prints it
+    assert _members(rag, "Which of the spares are made of bronze?") == {"pump-impeller"}
