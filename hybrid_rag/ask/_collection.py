@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from hybrid_rag.ask._collection_words import code, code_pattern, collection_phrases, identifier
 from hybrid_rag.ask._phrasing import Composed, cite, clip, in_sentence, unit_text
@@ -99,9 +100,9 @@ def _best_phrase(
 ) -> tuple[int, list[Fact]]:
     asks_negation = _NEGATION.search(a.question) is not None
     clauses = [
-        (f, c, _words(c))
+        (f, c, have)
         for f in pool
-        for c in _clauses(f.value)
+        for c, have in _read(f.value)
         if asks_negation or not _NEGATION.search(c)  # "Marine pollutant: No" is no member
     ]
     printed = {w for _f, _c, have in clauses for w in have}
@@ -231,8 +232,19 @@ def _plural(noun: str) -> str:
 
 
 def _clauses(value: str) -> list[str]:
-    return [c for c in _CLAUSE.split(value) if c and len(tokens(c)) <= MAX_CLAUSE]
+    return [c for c, _words in _read(value)]
 
 
-def _words(clause: str) -> set[str]:
-    return {stem(t) for t in tokens(clause)}
+@lru_cache(maxsize=65536)
+def _read(value: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """A value's short clauses with their stems (values repeat across documents)."""
+    out = []
+    for c in _CLAUSE.split(value):
+        toks = tokens(c) if c else []
+        if toks and len(toks) <= MAX_CLAUSE:
+            out.append((c, frozenset(stem(t) for t in toks)))
+    return tuple(out)
+
+
+def _words(clause: str) -> frozenset[str]:
+    return frozenset(stem(t) for t in tokens(clause))

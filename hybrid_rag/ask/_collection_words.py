@@ -127,15 +127,19 @@ def collection_phrases(
     return tuple(found)
 
 
-def search_roots(phrases: Sequence[tuple[tuple[str, ...], bool]]) -> tuple[str, ...]:
+def search_roots(
+    phrases: Sequence[tuple[tuple[str, ...], bool]], vocabulary: frozenset[str] = frozenset()
+) -> tuple[str, ...]:
     """Lower-case substrings one of which every value a phrase can match holds (the
-    store's filter: a superset, made small): per phrase the stems of its two longest
-    words (a clause may miss one word of the ontology's labels) and every code as it is
+    store's filter: a superset, made small): per phrase the stem of its longest word
+    outside the ontology's labels (such a word is always required), else of its two
+    longest words (a clause may miss one word of the labels), and every code as it is
     printed ("5.1"; the digits of "UN3265"), short digits alone ("1") left out."""
     out: list[str] = []
     for words, _whole in phrases:
         plain = sorted((w for w in words if not code(w)), key=len, reverse=True)
-        roots = [stem(w) for w in plain[:2]]
+        own = [w for w in plain if stem(w) not in vocabulary]
+        roots = [stem(w) for w in (own[:1] or plain[:2])]
         for w in filter(code, words):
             if re.fullmatch(r"[\d.,/-]+", w):
                 if len(w) >= 2 or not plain:

@@ -197,7 +197,7 @@ def _collection_template(a: QuestionAnalysis) -> str | None:
     a bound or an extreme, else the values that hold a word of its phrases."""
     if a.threshold is not None or a.intent in ("min", "max"):
         return fact_query([a.properties[0].iri]) if a.properties else None
-    roots = search_roots(collection_phrases(a.question, a.kind_words))
+    roots = search_roots(collection_phrases(a.question, a.kind_words), a.vocabulary)
     return fact_query([], any_of=roots) if roots else None
 
 
