@@ -30,6 +30,11 @@ _DATE = re.compile(_LEAD + r"(?:when|(?:what|which)\s+(?:date|day))\b")
 _DATE_WORDS = frozenset(normalize_label("date dated day on of by"))
 _HOW_MANY = re.compile(r"\bhow\s+many\b")
 _COUNT_WORDS = frozenset(["quantity", "qty", "count", "piec", "number of"])
+_HOW_ADJECTIVE = re.compile(
+    r"^how\s+(?!many\b|much\b|do\b|does\b|did\b|is\b|are\b|was\b|were\b|can\b|could\b"
+    r"|should\b|would\b|will\b|to\b|often\b)[a-z]+\b"
+)
+_MEASURED = frozenset(["number", "temperature", "range"])
 _NUMERIC = frozenset(["number", "date", "identifier", "currency", "temperature", "range"])
 _IRREGULAR = {  # past form -> base, for the verbs of business documents
     "paid": "pay", "sold": "sell", "bought": "buy", "made": "make", "sent": "send",
@@ -61,6 +66,10 @@ def by_question_word(
     date property whose label shares the verb's base (a date) is looked up instead."""
     if _HOW_MANY.search(start):
         return _counts_first(props, ontology)
+    if _HOW_ADJECTIVE.search(start):  # "How toxic ...?" asks a degree: a measured value
+        measured = [p for p in props if p.kind == "datatype" and _kind(p, ontology) in _MEASURED]
+        seen = {p.iri for p in measured}
+        return tuple(measured) + tuple(p for p in props if p.iri not in seen)
     wanted = asked_kind(start)
     if wanted is None:
         return props
