@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from hybrid_rag.ask._collection_words import code, code_pattern, collection_phrases, identifier
-from hybrid_rag.ask._phrasing import Composed, cite, clip, in_sentence, unit_text
+from hybrid_rag.ask._phrasing import Composed, cite, clip, in_sentence, plural, unit_text
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.grammar import Threshold
 from hybrid_rag.models import Fact
@@ -42,12 +42,12 @@ _CLAUSE = re.compile(r"(?<=[.;])\s+|\n|;\s*")
 def members(a: QuestionAnalysis, facts: Sequence[Fact]) -> list[Fact]:
     """The facts that make each document a member, one or more per document.
 
-    A phrase in the values of the asked properties or in any value (the one with the
-    most required words wins, the asked properties on equals), with every word the
-    values print (of a clause of the
+    An identifier the question gives decides alone. Else a phrase in the values of the
+    asked properties or in any value (the one with the most required words wins, the
+    asked properties on equals), with every word the values print (of a clause of the
     question, one word of the ontology's labels that no value prints may be missing:
-    "GHS"); then the question's clauses without the words of the ontology's labels
-    ("UN1262 in the transport section": the value is "UN1262"), when no phrase matched.
+    "GHS"); when no phrase matched, the question's clauses without the words of the
+    ontology's labels ("UN1262 in the transport section": the value is "UN1262").
     """
     stated = [f for f in facts if f.status == "stated"]
     if a.threshold is not None or a.intent in ("min", "max"):
@@ -186,7 +186,7 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
     for f in facts:
         per_doc.setdefault(f.doc_id, []).append(f)
     n = len(per_doc)
-    noun = a.noun if n == 1 else _plural(a.noun)
+    noun = a.noun if n == 1 else plural(a.noun)
     if not per_doc:
         return Composed(
             f"No {a.noun} in scope states {_what(a)}.", (), True, False, "not_in_documents"
@@ -225,10 +225,6 @@ def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
     ]
     shown = max(held, key=len) if held else (phrases[0] if phrases else ())
     return "'" + " ".join(shown) + "'" if shown else "what was asked"
-
-
-def _plural(noun: str) -> str:
-    return noun if noun.endswith("s") else noun + "s"
 
 
 def _clauses(value: str) -> list[str]:
