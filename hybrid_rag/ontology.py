@@ -102,11 +102,52 @@ def _content_label(text: str) -> list[str]:
     return [t for t in normalize_label(text) if t not in _FUNCTION_WORDS]
 
 
+_SCATTER_SLACK = 5
+"""How many other words may sit among a label's words, in any order, for it to match
+("which hazard class and category ... under GHS" names "GHS hazard class")."""
+
+
 @dataclass(frozen=True, slots=True)
 class _LabelIndex:
     by_squash: dict[str, list[tuple[str, int]]]  # squashed label -> (property name, #chars)
     max_tokens: int
     shown: dict[str, set[str]]  # squashed displayed label -> properties that display it
+    by_words: dict[frozenset[str], list[tuple[str, int, str]]]  # words -> (name, #chars, key)
+
+
+def _scattered(
+    tokens: Sequence[str], index: _LabelIndex
+) -> list[tuple[int, frozenset[int], str, str]]:
+    """Labels of two or more words whose words all occur in ``tokens`` close together but
+    not as one run: ``(#chars - 1, positions, name, squashed key)``. A run was matched
+    already; one char less lets a run of the same label win a tie."""
+    where: dict[str, list[int]] = {}
+    for i, tok in enumerate(tokens):
+        where.setdefault(tok, []).append(i)
+    have = set(where)
+    found: list[tuple[int, frozenset[int], str, str]] = []
+    for words, entries in index.by_words.items():
+        if not words <= have:
+            continue
+        spots = _closest(words, where)
+        if max(spots) - min(spots) + 1 > len(words) + _SCATTER_SLACK:
+            continue
+        if max(spots) - min(spots) + 1 == len(words):
+            continue  # one run, in some order: a run matched it if the order was right
+        for name, chars, key in entries:
+            found.append((chars - 1, frozenset(spots), name, key))
+    return found
+
+
+def _closest(words: frozenset[str], where: dict[str, list[int]]) -> list[int]:
+    """One position per word, the tightest choice around each occurrence of the first."""
+    ordered = sorted(words)
+    best: list[int] = []
+    for anchor in where[ordered[0]]:
+        spots = [min(where[w], key=lambda i, a=anchor: abs(i - a)) for w in ordered]
+        if not best or max(spots) - min(spots) < max(best) - min(best):
+            best = spots
+    return best
 
 
 class TurtleOntology:
@@ -372,36 +413,39 @@ class TurtleOntology:
         """
         index = self._labels()
         tokens = _content_label(text)
-        spans: list[tuple[int, int, int, str]] = []  # (-chars, start, end, name)
-        keys: dict[tuple[int, int], str] = {}
+        spans: list[tuple[int, frozenset[int], str]] = []  # (-chars, positions, name)
+        keys: dict[frozenset[int], str] = {}
         for i in range(len(tokens)):
             joined = ""
             for j in range(i, min(len(tokens), i + index.max_tokens)):
                 joined += tokens[j]
                 for name, chars in index.by_squash.get(joined, ()):
-                    spans.append((-chars, i, j + 1, name))
-                    keys[(i, j + 1)] = joined
+                    spots = frozenset(range(i, j + 1))
+                    spans.append((-chars, spots, name))
+                    keys[spots] = joined
+        for chars, spots, name, key in _scattered(tokens, index):
+            spans.append((-chars, spots, name))
+            keys.setdefault(spots, key)
         support: dict[str, int] = {}
-        for _c, _s, _e, name in spans:
+        for _c, _p, name in spans:
             support[name] = support.get(name, 0) + 1
         # equal lengths: the property the question names elsewhere too takes the span
         # ("contained and cleaned up" after "spill": the spill clean-up, not a component)
-        spans.sort(key=lambda sp: (sp[0], -support[sp[3]], sp[1], sp[2], sp[3]))
+        spans.sort(key=lambda sp: (sp[0], -support[sp[2]], min(sp[1]), max(sp[1]), sp[2]))
         taken: set[int] = set()
-        owner: dict[tuple[int, int], str] = {}
+        owner: dict[frozenset[int], str] = {}
         best: dict[str, float] = {}
-        for neg_chars, start, end, name in spans:
-            span = set(range(start, end))
-            first = owner.get((start, end))
+        for neg_chars, spots, name in spans:
+            first = owner.get(spots)
             twin = (
                 first is not None
                 and support[first] == support[name]
-                and all(n in index.shown.get(keys[(start, end)], ()) for n in (first, name))
+                and all(n in index.shown.get(keys[spots], ()) for n in (first, name))
             )
-            if span & taken and name not in best and not twin:
+            if spots & taken and name not in best and not twin:
                 continue
-            taken |= span
-            owner.setdefault((start, end), name)
+            taken |= spots
+            owner.setdefault(spots, name)
             score = 0.5 + 0.5 * -neg_chars / (-neg_chars + 6.0)
             best[name] = max(best.get(name, 0.0), score)
         ranked = sorted(best.items(), key=lambda kv: -kv[1])
@@ -410,6 +454,7 @@ class TurtleOntology:
     def _labels(self) -> _LabelIndex:
         if self._label_index is None:
             by_squash: dict[str, list[tuple[str, int]]] = {}
+            by_words: dict[frozenset[str], list[tuple[str, int, str]]] = {}
             shown: dict[str, set[str]] = {}
             max_tokens = 1
             kinds = self._kind_keys()  # "Invoice #" says "invoice": the document, no property
@@ -425,7 +470,12 @@ class TurtleOntology:
                     entry = by_squash.setdefault(key, [])
                     if all(n != p.name for n, _ in entry):
                         entry.append((p.name, len(key)))
-            self._label_index = _LabelIndex(by_squash, max_tokens + 2, shown)
+                    words = frozenset(toks)
+                    if len(words) == len(toks) >= 2:
+                        spread = by_words.setdefault(words, [])
+                        if all(n != p.name for n, _c, _k in spread):
+                            spread.append((p.name, len(key), key))
+            self._label_index = _LabelIndex(by_squash, max_tokens + 2, shown, by_words)
         return self._label_index
 
     def _kind_keys(self) -> set[str]:
