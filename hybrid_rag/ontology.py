@@ -107,6 +107,14 @@ _SCATTER_SLACK = 5
 ("which hazard class and category ... under GHS" names "GHS hazard class")."""
 
 
+_GRAMMAR = frozenset(
+    "what which who whom whose when where why how for and or nor but not no to in on at by"
+    " from with without into onto over under per as than that this these those there".split()
+)
+"""Words that make a label a phrase ("what for", "appearance and odor"): such a label
+matches only as written, never with its words spread."""
+
+
 @dataclass(frozen=True, slots=True)
 class _LabelIndex:
     by_squash: dict[str, list[tuple[str, int]]]  # squashed label -> (property name, #chars)
@@ -423,9 +431,11 @@ class TurtleOntology:
                     spots = frozenset(range(i, j + 1))
                     spans.append((-chars, spots, name))
                     keys[spots] = joined
+        spread: set[frozenset[int]] = set()
         for chars, spots, name, key in _scattered(tokens, index):
             spans.append((-chars, spots, name))
             keys.setdefault(spots, key)
+            spread.add(spots)
         support: dict[str, int] = {}
         for _c, _p, name in spans:
             support[name] = support.get(name, 0) + 1
@@ -442,7 +452,9 @@ class TurtleOntology:
                 and support[first] == support[name]
                 and all(n in index.shown.get(keys[spots], ()) for n in (first, name))
             )
-            if spots & taken and name not in best and not twin:
+            # spread words may share some with a run ("lower and upper explosion limits")
+            shared = spots in spread and bool(spots - taken)
+            if spots & taken and name not in best and not twin and not shared:
                 continue
             taken |= spots
             owner.setdefault(spots, name)
@@ -471,7 +483,7 @@ class TurtleOntology:
                     if all(n != p.name for n, _ in entry):
                         entry.append((p.name, len(key)))
                     words = frozenset(toks)
-                    if len(words) == len(toks) >= 2:
+                    if len(words) == len(toks) >= 2 and not words & _GRAMMAR:
                         spread = by_words.setdefault(words, [])
                         if all(n != p.name for n, _c, _k in spread):
                             spread.append((p.name, len(key), key))

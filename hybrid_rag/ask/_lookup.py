@@ -207,9 +207,7 @@ def _prop_text(
         )
         return f"{prop.label}: {said}", [f.evidence for f in parts]
     if stated:
-        vals = list(dict.fromkeys(f.value for f in stated))[:2]
-        f0 = stated[0]
-        return f"{prop.label} {' / '.join(vals)} {cite(f0.evidence)}", [f0.evidence]
+        return _listed(prop, stated, budget)
     if (prop.kind == "object" or procedure) and not facts:
         return None  # described in prose: the passages answer better than "not stated"
     line = label_line(prop, passages, doc_id, opening=bool(facts), shape=shape, short=not searched)
@@ -223,3 +221,28 @@ def _prop_text(
     if not searched:  # vector mode: what the passages do not print is not called absent
         return f"{prop.label}: not found in the passages read", []
     return f"{prop.label} is not stated in the {noun}", []
+
+
+def _listed(prop: PropertyDef, stated: Sequence[Fact], budget: int) -> tuple[str, list[Evidence]]:
+    """Every distinct value of ``prop``, in reading order, each page cited once after the
+    values read from it; values past ``budget`` characters are counted, not dropped
+    silently ("and 3 more")."""
+    firsts = list({f.value: f for f in reversed(stated)}.values())[::-1]  # first of each
+    firsts.sort(key=lambda f: (f.position is None, f.position or 0))
+    shown: list[Fact] = []
+    used = len(prop.label)
+    for f in firsts:
+        if shown and used + len(f.value) > budget:
+            break
+        shown.append(f)
+        used += len(f.value) + 3
+    groups: list[tuple[Evidence, list[str]]] = []
+    for f in shown:
+        if groups and groups[-1][0].page == f.evidence.page and groups[-1][0].doc_id == f.evidence.doc_id:
+            groups[-1][1].append(f.value)
+        else:
+            groups.append((f.evidence, [f.value]))
+    said = " / ".join(f"{' / '.join(vals)} {cite(ev)}" for ev, vals in groups)
+    rest = len(firsts) - len(shown)
+    more = f" (and {rest} more)" if rest else ""
+    return f"{prop.label} {said}{more}", [ev for ev, _v in groups]
