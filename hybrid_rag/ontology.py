@@ -108,8 +108,44 @@ _SCATTER_SLACK = 5
 
 
 _GRAMMAR = frozenset(
-    "what which who whom whose when where why how for and or nor but not no to in on at by"
-    " from with without into onto over under per as than that this these those there".split()
+    [
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "for",
+        "and",
+        "or",
+        "nor",
+        "but",
+        "not",
+        "no",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "from",
+        "with",
+        "without",
+        "into",
+        "onto",
+        "over",
+        "under",
+        "per",
+        "as",
+        "than",
+        "that",
+        "this",
+        "these",
+        "those",
+        "there",
+    ]
 )
 """Words that make a label a phrase ("what for", "appearance and odor"): such a label
 matches only as written, never with its words spread."""
@@ -147,12 +183,16 @@ def _scattered(
     return found
 
 
+def _nearest(positions: list[int], anchor: int) -> int:
+    return min(positions, key=lambda i: abs(i - anchor))
+
+
 def _closest(words: frozenset[str], where: dict[str, list[int]]) -> list[int]:
     """One position per word, the tightest choice around each occurrence of the first."""
     ordered = sorted(words)
     best: list[int] = []
     for anchor in where[ordered[0]]:
-        spots = [min(where[w], key=lambda i, a=anchor: abs(i - a)) for w in ordered]
+        spots = [_nearest(where[w], anchor) for w in ordered]
         if not best or max(spots) - min(spots) < max(best) - min(best):
             best = spots
     return best

@@ -91,6 +91,21 @@ def test_reingest_same_bytes_is_skipped(rag: HybridRAG, samples: list[Path]) -> 
     assert _snapshot(rag) == before
 
 
+def test_a_byte_identical_twin_in_one_batch_is_ingested_once(tmp_path: Path) -> None:
+    page = ["Twinol Cleaner\nSAFETY DATA SHEET\nFlash point: 61 °C"]
+    first = write_pdf(tmp_path / "twinol.pdf", page)
+    twin = tmp_path / "twinol.PDF"
+    twin.write_bytes(first.read_bytes())
+    (tmp_path / "sub").mkdir()
+    other = write_pdf(tmp_path / "sub" / "twinol.pdf", ["Twinol Polish\nFlash point: 90 °C"])
+    with HybridRAG(embedder="hashing") as r:
+        reports = r.ingest_many([first, twin, other])
+        assert [x.status for x in reports] == ["ingested", "skipped", "failed"]
+        assert "same content as item 0" in reports[1].warnings[0]
+        assert "already used by item 0" in (reports[2].error or "")
+        assert [d.doc_id for d in r.documents()] == ["twinol"]
+
+
 def test_new_bytes_replace_without_duplicates(rag: HybridRAG, tmp_path: Path) -> None:
     doc_id = "examplon-solvent-99"
     old_chunks = {c.text for c in rag.vectors.chunks(doc_id)}

@@ -238,7 +238,8 @@ def _listed(prop: PropertyDef, stated: Sequence[Fact], budget: int) -> tuple[str
         used += len(f.value) + 3
     groups: list[tuple[Evidence, list[str]]] = []
     for f in shown:
-        if groups and groups[-1][0].page == f.evidence.page and groups[-1][0].doc_id == f.evidence.doc_id:
+        here = (f.evidence.doc_id, f.evidence.page)
+        if groups and (groups[-1][0].doc_id, groups[-1][0].page) == here:
             groups[-1][1].append(f.value)
         else:
             groups.append((f.evidence, [f.value]))

@@ -314,7 +314,7 @@ class IngestPipeline:
         """Ingest many items concurrently; see ``hybrid_rag.HybridRAG.aingest_many``."""
         items = expand_sources(sources)
         results: list[IngestReport | None] = [None] * len(items)
-        seen: dict[str, int] = {}
+        seen: dict[str, tuple[int, Source]] = {}
         yielded = _yielded_stems(items)
         sem = anyio.Semaphore(concurrency)
         with self._pool(len(items), concurrency) as pool:
@@ -342,7 +342,7 @@ class IngestPipeline:
         i: int,
         src: Source,
         name: str | None,
-        ids: tuple[dict[str, int], set[str]],
+        ids: tuple[dict[str, tuple[int, Source]], set[str]],
         pool: ProcessPoolExecutor | None,
         raise_errors: bool,
     ) -> IngestReport:
@@ -358,8 +358,12 @@ class IngestPipeline:
             if did in yielded and PurePath(base).suffix.lower() not in _FIRST_FORMATS:
                 did = doc_id_from_name(base.replace(".", "_"))  # oyo.pdf + oyo.png: "oyo_png"
             if did in seen:
-                raise InputError(f"doc id {did!r} of {label} is already used by item {seen[did]}")
-            seen[did] = i
+                first, earlier = seen[did]
+                twin = await anyio.to_thread.run_sync(_same_content, src, earlier)
+                if twin is not None:  # "kerry_2.PDF" beside a byte-identical "kerry_2.pdf"
+                    return _twin(did, label, twin, first)
+                raise InputError(f"doc id {did!r} of {label} is already used by item {first}")
+            seen[did] = (i, src)
             return await self.ingest(src, doc_id=did, name=name, pool=pool)
         except HybridRAGError as exc:
             if raise_errors:
@@ -551,6 +555,28 @@ def _skipped(old: DocumentInfo, label: str, digest: str, t0: float) -> IngestRep
         chunks=old.chunks,
         triples=old.triples,
         timings={"total_ms": _ms(time.perf_counter() - t0)},
+    )
+
+
+def _same_content(src: Source, earlier: Source) -> str | None:
+    """The content hash both items share, or ``None`` (different, or one unreadable)."""
+    from hybrid_rag.ingest.load import content_hash, read_source
+
+    try:
+        mine, theirs = (content_hash(read_source(s, name="item")[0]) for s in (src, earlier))
+    except HybridRAGError:
+        return None
+    return mine if mine == theirs else None
+
+
+def _twin(did: str, label: str, digest: str, first: int) -> IngestReport:
+    """A batch item byte-identical to an earlier one with the same id: not read twice."""
+    return IngestReport(
+        doc_id=did,
+        source=label,
+        status="skipped",
+        content_hash=digest,
+        warnings=[f"same content as item {first} ({did!r}): ingested once"],
     )
 
 
