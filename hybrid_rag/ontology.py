@@ -162,9 +162,9 @@ class _LabelIndex:
 def _scattered(
     tokens: Sequence[str], index: _LabelIndex
 ) -> list[tuple[int, frozenset[int], str, str]]:
-    """Labels of two or more words whose words all occur in ``tokens`` close together but
-    not as one run: ``(#chars - 1, positions, name, squashed key)``. A run was matched
-    already; one char less lets a run of the same label win a tie."""
+    """Labels of two or more words whose words all occur in ``tokens`` close together, in
+    any order: ``(#chars - 1, positions, name, squashed key)``. One char less lets the
+    label's words as written win a tie."""
     where: dict[str, list[int]] = {}
     for i, tok in enumerate(tokens):
         where.setdefault(tok, []).append(i)
@@ -176,8 +176,6 @@ def _scattered(
         spots = _closest(words, where)
         if max(spots) - min(spots) + 1 > len(words) + _SCATTER_SLACK:
             continue
-        if max(spots) - min(spots) + 1 == len(words):
-            continue  # one run, in some order: a run matched it if the order was right
         for name, chars, key in entries:
             found.append((chars - 1, frozenset(spots), name, key))
     return found

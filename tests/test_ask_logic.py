@@ -113,7 +113,13 @@ def test_stemming_and_sentences() -> None:
 
 
 def _fact(
-    doc: str, name: str, prop: str, value: str, number: float | None = None, status: str = "stated"
+    doc: str,
+    name: str,
+    prop: str,
+    value: str,
+    number: float | None = None,
+    status: str = "stated",
+    page: int = 4,
 ) -> Fact:
     return Fact(
         doc_id=doc,
@@ -124,7 +130,9 @@ def _fact(
         value=value,
         number=number,
         status=status,  # type: ignore[arg-type]
-        evidence=Evidence(doc_id=doc, page=4, chunk_id=f"{doc}#p4c0", quote=f"{prop} {value}"),
+        evidence=Evidence(
+            doc_id=doc, page=page, chunk_id=f"{doc}#p{page}c0", quote=f"{prop} {value}"
+        ),
     )
 
 
@@ -193,6 +201,40 @@ def test_a_value_the_sheet_says_is_not_available_is_not_taken_from_mid_line_text
         a, [], [Passage(doc_id="ipa-91", page=1, chunk_id="c0", score=0.1, text=table)]
     )
     assert row.text is not None and "67-63-0" in row.text
+
+
+def test_a_column_header_is_read_with_its_row_and_told_once() -> None:
+    a = analyse(
+        "Which dermal and oral LD50 does Isopropyl Alcohol 91% Lab Grade have?",
+        index=INDEX,
+        ontology=ONTOLOGY,
+    )
+    table = (
+        "Acute toxicity\nIngredient LD50 Oral LD50 Dermal\nisopropanol 5045 mg/kg (rat) 12800 mg/kg"
+    )
+    passages = [Passage(doc_id="ipa-91", page=7, chunk_id="c7", score=0.1, text=table)]
+    out = compose_extractive(a, [], passages)
+    assert out.text is not None and "5045 mg/kg" in out.text and "12800 mg/kg" in out.text
+    assert out.text.count("Ingredient LD50 Oral") == 1
+    assert any("\nisopropanol 5045" in c.quote for c in out.citations)  # verbatim, both lines
+
+
+def test_every_value_of_a_property_is_listed_with_its_page() -> None:
+    a = analyse(
+        "What GHS classification does Isopropyl Alcohol 91% Lab Grade have?",
+        index=INDEX,
+        ontology=ONTOLOGY,
+    )
+    classes = ["Flammable liquids Category 2", "Eye irritation Category 2A", "STOT SE Category 3"]
+    facts = [
+        _fact(
+            "ipa-91", "Isopropyl Alcohol 91% Lab Grade", "hasClassification", v, page=1 + (i == 2)
+        )
+        for i, v in enumerate(classes)
+    ]
+    out = compose_extractive(a, facts, [])
+    assert out.text is not None and all(v in out.text for v in classes)
+    assert "[ipa-91 p.1]" in out.text and "[ipa-91 p.2]" in out.text
 
 
 def test_nothing_relevant_in_passages_is_an_abstention() -> None:

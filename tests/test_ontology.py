@@ -271,6 +271,20 @@ def test_ghs_hazard_class_and_category_is_the_classification(onto: TurtleOntolog
     assert onto.search_labels("unNumber") and onto.search_labels("nonexistent") == ()
 
 
+def test_a_label_matches_when_the_question_spreads_its_words(onto: TurtleOntology) -> None:
+    spread = [p.name for p, _ in onto.match_properties("What hazard class has it got under GHS?")]
+    assert spread[0] == "hasClassification" and "hazardClass" not in spread
+    # coordinated labels share their head words ("lower and upper ... limits")
+    both = {p.name for p, _ in onto.match_properties("Give the upper and lower explosion limits")}
+    assert {"lowerExplosionLimit", "upperExplosionLimit"} <= both
+    # a phrase-shaped label ("appearance and odor") is not spread over another property's word
+    found = {p.name for p, _ in onto.match_properties("What odor and what appearance?")}
+    assert {"odor", "appearance"} <= found
+    # too far apart: no match
+    far = "GHS is a system; what does the label of the drum call its class and hazard?"
+    assert "hasClassification" not in {p.name for p, _ in onto.match_properties(far)}
+
+
 def test_sub_properties_are_read_from_the_turtle(onto: TurtleOntology) -> None:
     assert set(onto.narrower("personalProtection")) == {
         "eyeProtection",

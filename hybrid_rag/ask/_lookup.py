@@ -53,6 +53,8 @@ def lookup(
             if said is None:
                 continue
             bit, ev = said
+            if ev and not mine and any(e.quote == ev[0].quote for e in cites):
+                continue  # one passage line printed for two properties (a table row)
             used_passages |= bool(ev) and not mine
             valued |= any(f.status == "stated" for f in mine) or (bool(ev) and not mine)
             bits.append(bit)
@@ -71,6 +73,7 @@ def lookup(
             extra.citations
             and not any(e in cites for e in extra.citations)
             and not any(v and v in norm(extra.text or "") for v in stated)
+            and not any(norm(" ".join(e.quote.split())) in norm(text) for e in extra.citations)
         ):
             text, cites = f"{text} {extra.text}", [*cites, *extra.citations]
             used_passages = valued = True

@@ -108,25 +108,45 @@ def label_line(
         for lab in prop.labels
         if short and len(lab) == 2
     ]
+    want: str | re.Pattern[str] | None = _NUMBER if shape == r"\d" else shape
     found: list[tuple[bool, Passage, str]] = []
     for p in passages:
         if p.doc_id != doc_id:
             continue
-        for line in p.text.splitlines():
+        lines = p.text.splitlines()
+        for i, line in enumerate(lines):
             if HEADING.match(line):
                 continue
             for pattern in labels:
                 m = pattern.search(norm(line))
-                rest = m.group(1).strip(" :.-") if m else ""
-                fits = re.search(shape, rest, re.I) if shape else re.search(r"[0-9a-z]", rest)
-                if fits:
-                    found.append((bool(re.search(r"\d", rest)), p, line.strip()))
-                    break
+                if m is None:
+                    continue
+                rest = m.group(1).strip(" :.-")
+                number = _NUMBER.search(rest) is not None
+                if _fits(rest, want):
+                    found.append((number, p, line.strip()))
+                below = lines[i + 1] if i + 1 < len(lines) else ""
+                if not number and _NUMBER.search(below) and not HEADING.match(below):
+                    # a column header ("Component LD50 Oral LD50 Dermal"): its row tells
+                    found.append((True, p, f"{line}\n{below}".strip()))
+                break
     if not found:
         return None
     _digit, p, line = max(found, key=lambda f: f[0])  # stable: first of the best kind
     ev = Evidence(doc_id=p.doc_id, page=p.page, chunk_id=p.chunk_id, quote=line)
-    return f"{line} {cite(ev)}", [ev]
+    return f"{' '.join(line.split())} {cite(ev)}", [ev]
+
+
+_NUMBER = re.compile(r"(?<!\w)\d")
+"""A number standing on its own: "1390 mg/kg", "< 5 %", not the "50" of "LD50"."""
+
+
+def _fits(rest: str, shape: str | re.Pattern[str] | None) -> bool:
+    if shape is None:
+        return re.search(r"[0-9a-z]", rest) is not None
+    if isinstance(shape, re.Pattern):
+        return shape.search(rest) is not None
+    return re.search(shape, rest, re.I) is not None
 
 
 _PARTS = re.compile(r",?\s+and\s+(?=(?:what|which|how|where|when|who|why|is|are|does|do)\b)", re.I)
