@@ -176,8 +176,10 @@ def _scattered(
         spots = _closest(words, where)
         if max(spots) - min(spots) + 1 > len(words) + _SCATTER_SLACK:
             continue
+        run = "".join(tokens[i] for i in sorted(spots))
         for name, chars, key in entries:
-            found.append((chars - 1, frozenset(spots), name, key))
+            if run != key:  # as written, it matched as a run already
+                found.append((chars - 1, frozenset(spots), name, key))
     return found
 
 
