@@ -36,12 +36,51 @@ _STEM_ID = re.compile(
 )
 
 
+_BULLETS = "●•·▪■◦‣*-–—:"
+
+
 def _clean_name(value: str) -> str:
-    name = re.sub(r"\s*(?:I\s?tem\s*)?#.*$", "", value, flags=re.IGNORECASE)
+    name = value.lstrip(_BULLETS + " \t")  # "● Trisodium Phosphate": a bullet, no part of it
+    name = re.sub(r"\s*(?:I\s?tem\s*)?#.*$", "", name, flags=re.IGNORECASE)
     name = re.sub(r"\s+", " ", name).strip(" :-–,")
-    if name.isupper() and len(name) > 4:
-        name = name.title()
+    if name.isupper() and len(name) > 4:  # "ULTRAMID A3WG6" -> "Ultramid A3WG6": codes kept
+        name = re.sub(r"(?<![\w'])[A-Z]+(?![\w'])", lambda m: m.group(0).capitalize(), name)
     return name
+
+
+_DANGLING = re.compile(r"\b(?:of|by|and|or|the|for|with|to|in|on|at|from|a|an)\s*$", re.I)
+"""A "name" ending in a function word is a label broken over lines ("Other means of")."""
+
+
+def _running_title(pages: Sequence[Page], noun: str) -> str | None:
+    """A line printed on most pages that reads as a name (a running header: "Citrus Punch
+    Flavor" at the top of every page), the first such on page 1; ``None`` if none.
+
+    Left out: lines with a colon, ending in ``.`` or ``,``, starting in lower case,
+    holding a date or the document noun ("SAFETY DATA SHEET"), mostly digits."""
+    if len(pages) < 3:
+        return None
+    seen: dict[str, int] = {}
+    for page in pages:
+        for line in {ln.strip() for ln in page.text.splitlines()}:
+            seen[line] = seen.get(line, 0) + 1
+    need = max(3, int(len(pages) * 0.6))
+    for raw in pages[0].text.splitlines():
+        line = raw.strip()
+        if seen.get(line, 0) < need or not 3 <= len(line) <= 80:
+            continue
+        letters = sum(c.isalpha() for c in line)
+        if letters < 3 or letters < len(line.replace(" ", "")) / 2 or not line[0].isupper():
+            continue
+        if ":" in line or line.endswith((".", ",")) or _DATE.search(line) or _DANGLING.search(line):
+            continue
+        if noun and re.search(rf"\b{re.escape(noun)}s?\b", line, re.I):
+            continue
+        return line
+    return None
+
+
+_DATE = re.compile(r"\b\d{1,4}[./-]\d{1,2}[./-]\d{1,4}\b|\b(?:19|20)\d\d\b")
 
 
 def _stem_name(source_name: str | None) -> str:
@@ -96,6 +135,25 @@ def _placeholder(name: str) -> bool:
     return not bare or is_unavailable(bare) or bare.lower() in ("none", "n/a", "na", "unknown")
 
 
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]{3,}", _folded(text))}
+
+
+def _folded(text: str) -> str:
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+
+
+def _title_fits(title: str, fields: Sequence[str], stated: Sequence[ExtractedFact]) -> bool:
+    """Whether a pack's title line can name the subject: it is no other field's value
+    ("Liquid." is the physical state, printed above the banner in one layout), and it
+    shares a word with the name the document prints under its label, when it prints
+    one ("Reviewed on 02/11/2014" above "Product name: Sodium" names nothing)."""
+    bare = _folded(title).strip(" .")
+    if any(_folded(f.value).strip(" .") == bare for f in stated):
+        return any(_folded(v).strip(" .") == bare for v in fields)
+    return not fields or any(_words(title) & _words(v) for v in fields)
+
+
 def _names(
     pages: Sequence[Page],
     facts: Sequence[ExtractedFact],
@@ -113,15 +171,24 @@ def _names(
         prop: [clean(f.object_label or f.value) for f in stated if f.prop == prop]
         for prop in model.naming
     }
-    first = values[model.naming[0]] if model.naming else []
-    fields = [f for f in first if len(f) > 2 and not _placeholder(f)]
+    # the name is printed at the start: a naming label deep inside is a table's column
+    early = {
+        prop: [clean(f.object_label or f.value) for f in stated if f.prop == prop and f.page <= 2]
+        for prop in model.naming
+    }
+    first = early[model.naming[0]] if model.naming else []
+    fields = [f for f in first if len(f) > 2 and not _placeholder(f) and not _DANGLING.search(f)]
     title = pack.title(pages) if pack is not None else None
     title = clean(title) if title else None
+    if title and not _title_fits(title, fields, stated):
+        title = None
     fallback = False
     if title and not _placeholder(title):
         subject = title
     elif fields:
         subject = fields[0]
+    elif running := _running_title(pages, model.document_noun):
+        subject = clean(running)
     else:
         subject = _printed_stem(source_name, pages) or _stem_name(source_name)
         fallback = True

@@ -217,8 +217,8 @@ def _label_fact(
         return True
     if not _squash(value):
         idx += 1
-        while idx < len(spans) and _PAGE_LINE.search(text[spans[idx][0] : spans[idx][1]]):
-            idx += 1  # a running page header between a label and its value
+        while idx < len(spans) and _between(text[spans[idx][0] : spans[idx][1]]):
+            idx += 1  # a blank line or a running page header between a label and its value
         if idx >= len(spans):  # the label ends the page: its value starts the next one
             if prop.kind not in _TYPED_KINDS:  # a number or date is printed beside its label
                 state.pending = name
@@ -248,6 +248,11 @@ def _label_fact(
             state, page, text[spans[idx][0] : spans[idx][1]], spans[idx][0], at=end - spans[idx][0]
         )
     return True
+
+
+def _between(line: str) -> bool:
+    """A line that may stand between a label and its value: blank, or a page header."""
+    return not line.strip() or _PAGE_LINE.search(line) is not None
 
 
 _TYPED_KINDS = frozenset(["number", "date", "currency"])

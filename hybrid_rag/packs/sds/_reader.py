@@ -196,7 +196,11 @@ _SDS_TITLE = re.compile(r"^\s*(?:SDS|MSDS)\s*[–—-]\s*(?P<t>.+?)\s+Page\s*\d"
 
 _NOT_TITLE = re.compile(
     r"safety\s*data\s*sheet|www\.|\.com|page\s*\d|^section|^\d{1,2}(?:\.\d{1,2})+\.?\s"
-    r"|\bsee\s+section\b|^(?:\S+\s+){7,}\S+[.:]$",  # a sentence, not a name
+    r"|\bsee\s+section\b|^(?:\S+\s+){7,}\S+[.:]$"  # a sentence, not a name
+    # the sheet's own header lines: dates, versions, the regulation it follows
+    r"|\b(?:reviewed|printed|printing|revised|revision|issued?)\s+(?:on|date)\b|\bversion\b"
+    r"|\baccording\s+to\b|\bconforms?\s+to\b|\bregulation\b|\bdirective\b"
+    r"|company\s*/\s*undertaking",
     re.IGNORECASE,
 )
 
@@ -235,7 +239,7 @@ def _trimmed(title: str, labels: Sequence[str]) -> str:
     next column's "Company")."""
     for lab in labels:
         pattern = re.escape(lab).replace("\\ ", r"\s+")
-        title = re.sub(rf"^\s*{pattern}\s*:?\s+", "", title, flags=re.I)
+        title = re.sub(rf"^\s*{pattern}(?:\s*:?\s+|\s*:?\s*$)", "", title, flags=re.I)
         title = re.sub(rf"\s+{pattern}\s*:?\s*$", "", title, flags=re.I)
     return title
 
