@@ -74,6 +74,8 @@ def _running_title(pages: Sequence[Page], noun: str) -> str | None:
             continue
         if ":" in line or line.endswith((".", ",")) or _DATE.search(line) or _DANGLING.search(line):
             continue
+        if _placeholder(line):  # "No information available" under many headings
+            continue
         if noun and re.search(rf"\b{re.escape(noun)}s?\b", line, re.I):
             continue
         return line
@@ -145,13 +147,17 @@ def _folded(text: str) -> str:
 
 def _title_fits(title: str, fields: Sequence[str], stated: Sequence[ExtractedFact]) -> bool:
     """Whether a pack's title line can name the subject: it is no other field's value
-    ("Liquid." is the physical state, printed above the banner in one layout), and it
-    shares a word with the name the document prints under its label, when it prints
-    one ("Reviewed on 02/11/2014" above "Product name: Sodium" names nothing)."""
+    on page 1 ("Liquid." is the physical state, printed above the banner in one layout;
+    a proper shipping name further on often is the product's name), and where
+    it shares no word with the name printed under its label, it holds no date and no
+    colon ("(EU) No. 453/2010 - United Kingdom" or "Tel.: 512-668-9918" above "Product
+    name: ..." name nothing; "Talcum Powder, USP Grade" above "Talc" does)."""
     bare = _folded(title).strip(" .")
-    if any(_folded(f.value).strip(" .") == bare for f in stated):
+    if any(f.page == 1 and _folded(f.value).strip(" .") == bare for f in stated):
         return any(_folded(v).strip(" .") == bare for v in fields)
-    return not fields or any(_words(title) & _words(v) for v in fields)
+    if not fields or any(_words(title) & _words(v) for v in fields):
+        return True
+    return ":" not in title and _DATE.search(title) is None
 
 
 def _names(
