@@ -510,6 +510,9 @@ class TurtleOntology:
             shown: dict[str, set[str]] = {}
             max_tokens = 1
             kinds = self._kind_keys()  # "Invoice #" says "invoice": the document, no property
+            # ... and a word naming the document is in most questions: such a label
+            # ("bill date") matches only as written, never spread ("date was bill 2026-118")
+            nouns = self._kind_words()
             for p in self._props:
                 for label in p.labels:
                     shown.setdefault("".join(_content_label(label)), set()).add(p.name)
@@ -523,12 +526,20 @@ class TurtleOntology:
                     if all(n != p.name for n, _ in entry):
                         entry.append((p.name, len(key)))
                     words = frozenset(toks)
-                    if len(words) == len(toks) >= 2 and not words & _GRAMMAR:
+                    if len(words) == len(toks) >= 2 and not words & (_GRAMMAR | nouns):
                         spread = by_words.setdefault(words, [])
                         if all(n != p.name for n, _c, _k in spread):
                             spread.append((p.name, len(key), key))
             self._label_index = _LabelIndex(by_squash, max_tokens + 2, shown, by_words)
         return self._label_index
+
+    def _kind_words(self) -> frozenset[str]:
+        """Words of the subject class's labels and of the document noun."""
+        cls = next((c for c in self._classes if c.name == self._model.subject_class), None)
+        labels = [cls.label, *cls.alt_labels] if cls is not None else []
+        return frozenset(
+            t for lab in [*labels, self._model.document_noun] for t in _content_label(lab)
+        )
 
     def _kind_keys(self) -> set[str]:
         """Squashed labels of the subject class (what a question calls the document)."""

@@ -566,3 +566,38 @@ def test_a_pressure_in_another_unit_is_stored_in_the_canonical_one(
 ) -> None:
     number, unit = parse_quantity(printed, kind="number", unit="mmHg")
     assert number == mmhg and unit == (None if mmhg is None else "mmHg")
+
+
+def _named(texts: list[str], source: str = "sheet_7.pdf") -> Extraction:
+    from hybrid_rag.packs import reader_for
+
+    onto = load_ontology("msds")
+    pages = [Page(number=i + 1, text=t) for i, t in enumerate(texts)]
+    return extract_offline(pages, ontology=onto, source_name=source, reader=reader_for(onto))
+
+
+def test_the_regulations_wording_of_the_product_identifier_names_the_product() -> None:
+    page = (
+        "Safety Data Sheet\nVorlan Resin 40 \nRevision date : 2021/03/04 Page: 1/9\n \n"
+        "1. Identification \nProduct identifier used on the label \n \nVORLAN RESIN 40 BK7 \n \n"
+        "Recommended use of the chemical and restriction on use \n"
+    )
+    ex = _named([page])
+    assert ex.subject == "Vorlan Resin 40 BK7"  # words capitalised, the code as printed
+
+
+def test_a_header_line_with_a_date_does_not_name_the_product() -> None:
+    page = (
+        "Page 1/5\nPrinting date 03/14/2019\nReviewed on 01/02/2018\nSafety Data Sheet\n"
+        "1 Identification\nProduct identifier\nProduct name: \u25cf Potassium Bromate\n"
+    )
+    assert _named([page]).subject == "Potassium Bromate"
+
+
+def test_a_running_header_names_a_sheet_that_prints_no_name_label() -> None:
+    head = "SAFETY DATA SHEET\nOrchard Peach Flavour N&A\nVersion 2.0 Revision Date 01.02.2020\n"
+    pages = [head + "SECTION 1. PRODUCT AND COMPANY IDENTIFICATION\nSales No. : 11-22"]
+    pages += [head + f"SECTION {n}. MORE\nNo data available" for n in range(2, 6)]
+    ex = _named(pages, source="maker_3.pdf")
+    assert ex.subject == "Orchard Peach Flavour N&A"
+    assert not any("no name found" in w for w in ex.warnings)

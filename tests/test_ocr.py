@@ -261,3 +261,16 @@ def test_not_an_image_despite_its_suffix() -> None:
 
     with pytest.raises(DocumentError, match="not a readable image"):
         parse_document(b"GIF89a but nothing else", name="x.gif", source="x.gif")
+
+
+def test_a_page_of_unmapped_glyph_names_counts_as_without_text() -> None:
+    # a font without a Unicode map: pypdf prints glyph names; only the page image reads
+    glyphs = "/G54/G36/G41/G40/G55/G60/G3/G39/G36/G55/G36/G3/G54/G43/G40/G40/G55 /c17"
+    doc = parse_document(
+        pdf_bytes(["Page one reads: Product name Examplon Degreaser", glyphs * 4]),
+        name="glyphs.pdf",
+        source="glyphs.pdf",
+        ocr=OcrOptions(enabled=False),
+    )
+    assert any("page(s) 2 have none (OCR is off)" in w for w in doc.warnings), doc.warnings
+    assert not any("page(s) 1" in w for w in doc.warnings)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -127,7 +128,7 @@ def pdf_pages(
             imaged = {
                 i
                 for i, (page, text) in enumerate(zip(reader.pages, texts, strict=True), 1)
-                if _chars(text) < ocr.min_chars and _has_image(page)
+                if _chars(text) < ocr.min_chars and (_has_image(page) or _unmapped(text))
             }
         except DocumentError:
             raise
@@ -209,7 +210,19 @@ def _page_text(page: Any, number: int, name: str, logs: list[str], mode: TextMod
 
 
 def _chars(text: str) -> int:
-    return sum(1 for c in text if not c.isspace())
+    """Non-space characters a reader can read: glyph names a font without a Unicode map
+    leaves in the text ("/G54/G36/G41", "/c17") count for nothing."""
+    return sum(1 for c in _GLYPH_NAMES.sub("", text) if not c.isspace())
+
+
+_GLYPH_NAMES = re.compile(r"/(?:[A-Za-z]{1,3}\d{1,4}|uni[0-9A-Fa-f]{4})")
+
+
+def _unmapped(text: str) -> bool:
+    """Text that is mostly glyph names: the page draws letters pypdf cannot map to
+    characters, so only its picture can be read (OCR), though it draws no image."""
+    raw = sum(1 for c in text if not c.isspace())
+    return raw > 0 and _chars(text) < raw / 2
 
 
 def _with_ocr(
@@ -273,7 +286,7 @@ def _warn_untexted(
     name: str, pages: Sequence[Page], low: list[int], warnings: list[str], *, why: str
 ) -> None:
     """Name the pages of ``low`` that are still blank, and why."""
-    empty = [n for n in low if not pages[n - 1].text.strip()]
+    empty = [n for n in low if not _chars(pages[n - 1].text)]
     if empty:
         warnings.append(
             f"{name}: {len(pages) - len(empty)} of {len(pages)} pages have text; page(s)"

@@ -48,7 +48,7 @@ def _clean_name(value: str) -> str:
     return name
 
 
-_DANGLING = re.compile(r"\b(?:of|by|and|or|the|for|with|to|in|on|at|from|a|an)\s*$", re.I)
+_DANGLING = re.compile(r"(?<![&\w])(?:of|by|and|or|the|for|with|to|in|on|at|from|a|an)\s*$")
 """A "name" ending in a function word is a label broken over lines ("Other means of")."""
 
 
