@@ -150,9 +150,13 @@ STOPWORDS = frozenset(
 _TOKEN = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*%?")
 
 
+_MARKS = str.maketrans({"\u2122": " ", "\u00ae": " ", "\u00a9": " ", "\u2120": " "})
+"""Trade and service marks stand apart: NFKC would glue "Exxsol™" into "exxsoltm"."""
+
+
 def norm(text: str) -> str:
-    """NFKC, lower case, unified dashes, single spaces."""
-    text = unicodedata.normalize("NFKC", text).lower()
+    """NFKC, lower case, unified dashes, single spaces; ™ ® © ℠ read as spaces."""
+    text = unicodedata.normalize("NFKC", text.translate(_MARKS)).lower()
     text = re.sub(r"[\u2010-\u2015\u2212]", "-", text)
     return re.sub(r"\s+", " ", text).strip()
 
@@ -281,7 +285,7 @@ def keyword_tokens(text: str) -> list[str]:
         The tokens: words first, then parts of compounds, then joined forms
         (duplicates kept: they count for term frequency).
     """
-    low = unicodedata.normalize("NFKC", text).lower()
+    low = unicodedata.normalize("NFKC", text.translate(_MARKS)).lower()
     words = [w for w in _KW_TOKEN.findall(low) if w not in _KW_STOP]
     out = [suffix_stem(w) if w.isalpha() else w for w in words]
     out += [p for w in words if not (w.isalpha() or w.isdigit()) for p in _KW_PART.findall(w)]

@@ -10,7 +10,7 @@ from hybrid_rag.ask.fusion import reciprocal_rank_fusion
 from hybrid_rag.ask.linking import SubjectIndex
 from hybrid_rag.models import Evidence, Fact, Passage
 from hybrid_rag.ontology import load_ontology
-from hybrid_rag.text import content_tokens, sentences, stem
+from hybrid_rag.text import content_tokens, sentences, stem, tokens
 
 ONTOLOGY = load_ontology("msds")
 INDEX = SubjectIndex(
@@ -643,3 +643,11 @@ def test_a_topic_whose_head_word_the_ontology_lacks_names_no_property(
     a = analyse(question, index=index, ontology=load_ontology("invoice"))
     names = {p.name for p in a.properties}
     assert names == asked if not asked else asked <= names
+
+
+def test_a_trade_mark_sign_does_not_glue_itself_to_the_name() -> None:
+    # NFKC alone turns "™" into "TM": "Varnol™" would be the word "varnoltm"
+    assert tokens("Varnol™ Hexane Fluid 80") == ["varnol", "hexane", "fluid", "80"]
+    assert tokens("Varnol® Solvent") == tokens("VARNOL SOLVENT")
+    index = SubjectIndex([("x1", ["Varnol™ Hexane Fluid 80"]), ("x2", ["Varnol® Solvent 12"])])
+    assert [m.doc_id for m in index.link("Is Varnol Solvent 12 flammable?")] == ["x2"]
