@@ -601,3 +601,18 @@ def test_a_running_header_names_a_sheet_that_prints_no_name_label() -> None:
     ex = _named(pages, source="maker_3.pdf")
     assert ex.subject == "Orchard Peach Flavour N&A"
     assert not any("no name found" in w for w in ex.warnings)
+
+
+def test_a_composition_row_may_print_the_cas_number_first_and_the_name_last() -> None:
+    page = (
+        "Product name: Polyamide Q7\n3. Composition / Information on Ingredients\n"
+        "CAS Number Weight % Chemical name\n"
+        "65997-17-3  >= 25.0 - < 40.0% Glass, oxide, chemicals\n"
+        "1309-64-4  >= 1.0 - <= 7.0% diantimony trioxide\n"
+        "4. First-Aid Measures\n"
+    )
+    ex = _named([page])
+    parts = {f.object_label: f for f in ex.facts if f.prop == "hasComponent"}
+    assert set(parts) == {"Glass, oxide, chemicals", "diantimony trioxide"}
+    conc = [f.value for f in ex.facts if f.prop == "concentration"]
+    assert conc[:1] == [">= 25.0 - < 40.0%"]

@@ -114,13 +114,16 @@ def _codes(reading: Reading, page: Page, line: str, start: int) -> None:
 
 
 def _component(reading: Reading, page: Page, line: str, start: int) -> None:
+    """A composition row: a CAS number with the component's name before or after it and
+    its concentration, in whichever order the sheet's columns put them."""
     if not reading.knows("hasComponent"):
         return
     m = _CAS.search(line)
     if m is None:
         return
-    name = re.sub(r"[\d\s.,<>=≤≥%~-]+$", "", line[: m.start()]).strip(" :;,-")
-    name = re.sub(r"\s+", " ", name)
+    name = _component_name(line[: m.start()], before=True)
+    if len(re.sub(r"[^A-Za-z]", "", name)) < 3:  # "65997-17-3 >= 50.0 - < 75.0% Glass fibre"
+        name = _component_name(line[m.end() :], before=False)
     if len(re.sub(r"[^A-Za-z]", "", name)) < 3 or name.lower().startswith("cas"):
         return
     reading.add(
@@ -143,7 +146,8 @@ def _component(reading: Reading, page: Page, line: str, start: int) -> None:
 
 
 _PERCENT = re.compile(
-    r"(?:[<>≤≥~]\s*=?\s*)?\d+(?:[.,]\d+)?\s*(?:(?:-|–|to)\s*\d+(?:[.,]\d+)?\s*)?%"
+    r"(?:[<>≤≥~]\s*=?\s*)?\d+(?:[.,]\d+)?\s*%?\s*"
+    r"(?:(?:-|–|to)\s*(?:[<>≤≥]\s*=?\s*)?\d+(?:[.,]\d+)?\s*)?%"
 )
 
 
@@ -242,6 +246,17 @@ def _trimmed(title: str, labels: Sequence[str]) -> str:
         title = re.sub(rf"^\s*{pattern}(?:\s*:?\s+|\s*:?\s*$)", "", title, flags=re.I)
         title = re.sub(rf"\s+{pattern}\s*:?\s*$", "", title, flags=re.I)
     return title
+
+
+def _component_name(text: str, *, before: bool) -> str:
+    """The name part of a composition row beside its CAS number: numbers, ranges and
+    percentages at the end of the part before it, or anywhere in the part after it, cut."""
+    if before:
+        name = re.sub(r"[\d\s.,<>=≤≥%~-]+$", "", text)
+    else:
+        name = re.sub(r"(?:[<>=≤≥~]\s*)?\d+(?:[.,]\d+)?\s*(?:-|–|to)?\s*", " ", text)
+        name = re.sub(r"(?<!\w)(?:[<>=≤≥%~-]\s*)+", " ", name)
+    return re.sub(r"\s+", " ", name).strip(" :;,-")
 
 
 _FORMULA = re.compile(r"(?:[A-Z][a-z]?\d*){2,}|[A-Z][a-z]?\d+")
