@@ -616,3 +616,22 @@ def test_a_composition_row_may_print_the_cas_number_first_and_the_name_last() ->
     assert set(parts) == {"Glass, oxide, chemicals", "diantimony trioxide"}
     conc = [f.value for f in ex.facts if f.prop == "concentration"]
     assert conc[:1] == [">= 25.0 - < 40.0%"]
+
+
+def test_a_page_that_stacks_its_labels_is_read_in_layout_too(corpus: Path) -> None:
+    from hybrid_rag.ingest.formats.pdf import _stacked
+    from hybrid_rag.ingest.load import parse_document
+    from hybrid_rag.packs import reader_for
+
+    # drawn in two layers: pypdf's plain order gives the labels, then the values
+    pdf = corpus / "laballey" / "ceric-ammonium-nitrate-pure-100-grams-66aba37464ee9.pdf"
+    doc = parse_document(pdf.read_bytes(), name=pdf.name, source=str(pdf))
+    assert any(p.layout for p in doc.pages) and len(doc.pages) > 3
+    onto = load_ontology("msds")
+    ex = extract_offline(doc.pages, ontology=onto, source_name=pdf.name, reader=reader_for(onto))
+    found = [f for f in ex.facts if f.prop == "incompatibleMaterials"]
+    assert found and "cyanides" in found[0].value
+    assert found[0].quote in doc.pages[found[0].page - 1].text  # verbatim, wrapped as printed
+    prose = "Product name: Acetone\nKeep away from heat.\nFlash point -20 °C\nColor Clear"
+    stack = "Storage conditions\nIncompatibilities\n8.1 Exposure limits\nEye protection\n"
+    assert not _stacked(prose) and _stacked(stack + "Hand protection\nRespiratory protection")

@@ -152,13 +152,43 @@ def _layouts(
 ) -> list[str | None]:
     """Each page's layout-mode text, for a short plain-text PDF; ``None`` otherwise (and
     for a page whose layout reading fails or has no text: its plain text stands)."""
-    if mode != "plain" or not 0 < len(texts) <= most:
+    if mode != "plain" or most <= 0:
         return [None] * len(texts)
+    short = len(texts) <= most
     out: list[str | None] = []
     for i, (page, text) in enumerate(zip(reader.pages, texts, strict=True), 1):
-        laid = _page_text(page, i, name, [], "layout") if text.strip() else ""
+        wanted = text.strip() and (short or _stacked(text))
+        laid = _page_text(page, i, name, [], "layout") if wanted else ""
         out.append(laid if laid.strip() else None)
     return out
+
+
+_STACK = 6
+"""Heading-like lines in a row that make a page's plain text suspect (see ``_stacked``)."""
+
+
+def _stacked(text: str) -> bool:
+    """Whether the plain text stacks many short label-like lines in a row ("Storage
+    conditions", "Incompatibilities", "8.1 Occupational exposure limits", ...): a page
+    drawn in two layers, labels first and values after, whose values only the layout
+    reading puts beside their labels."""
+    run = 0
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        run = run + 1 if _heading_like(line) else 0
+        if run >= _STACK:
+            return True
+    return False
+
+
+def _heading_like(line: str) -> bool:
+    words = line.split()
+    if not 1 <= len(words) <= 7 or line.endswith((".", ":", ",", ";")):
+        return False
+    body = re.sub(r"^\d{1,2}(?:\.\d{1,2})*\.?\s+", "", line)
+    return not re.search(r"\d", body) and body[:1].isupper()
 
 
 def _has_image(page: Any) -> bool:

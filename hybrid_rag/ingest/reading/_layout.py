@@ -62,12 +62,28 @@ def _in_plain_text(state: _State, fact: ExtractedFact, text: str) -> ExtractedFa
     ``None`` when the plain text does not print the value."""
     value = _GAP.split(fact.value.strip(), maxsplit=1)[0].strip()
     at = text.find(value) if value else -1
-    if at < 0:
-        return None
+    if at < 0:  # a value wrapped over lines: the same words, spaced as the plain text has them
+        found = _spaced(value, text)
+        if found is None:
+            return None
+        return _moved(state, fact, " ".join(found.split()), found)
     start = text.rfind("\n", 0, at) + 1
     end = text.find("\n", at)
     line = text[start : end if end >= 0 else len(text)].strip()
     quote = line if len(line) <= _LONG_LINE and not _other_label(state, fact.prop, line) else value
+    return _moved(state, fact, value, quote)
+
+
+def _spaced(value: str, text: str) -> str | None:
+    """``value``'s words in ``text`` with any spacing between them, as ``text`` has it."""
+    words = value.split()
+    if len(words) < 3:
+        return None
+    m = re.search(r"\s+".join(re.escape(w) for w in words), text)
+    return m.group(0) if m else None
+
+
+def _moved(state: _State, fact: ExtractedFact, value: str, quote: str) -> ExtractedFact | None:
     moved = _make_fact(state.comp.props[fact.prop], value, quote, fact.page)
     typed = state.comp.props[fact.prop].kind in ("number", "date")
     if moved is None or (typed and moved.number is None) or moved.status != "stated":
