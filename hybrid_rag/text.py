@@ -291,3 +291,13 @@ def keyword_tokens(text: str) -> list[str]:
     out += [p for w in words if not (w.isalpha() or w.isdigit()) for p in _KW_PART.findall(w)]
     out += [a + b for a, b in _KW_JOIN.findall(low)]
     return out
+
+
+_GLUED_LABEL = re.compile(r"[a-z][.)](?:[A-Z][a-z]+(?: [a-z]+){0,3})\s*$", re.M)
+
+
+def glued_labels(text: str) -> bool:
+    """Whether a page's text glues a short label to the end of a sentence ("... develop
+    or persist.Inhalation"): a two-column page read across, each label printed after the
+    value beside it, so a label's value is the text *above* it in this order."""
+    return _GLUED_LABEL.search(text) is not None

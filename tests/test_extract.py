@@ -635,3 +635,26 @@ def test_a_page_that_stacks_its_labels_is_read_in_layout_too(corpus: Path) -> No
     prose = "Product name: Acetone\nKeep away from heat.\nFlash point -20 °C\nColor Clear"
     stack = "Storage conditions\nIncompatibilities\n8.1 Exposure limits\nEye protection\n"
     assert not _stacked(prose) and _stacked(stack + "Hand protection\nRespiratory protection")
+
+
+def test_a_page_read_across_two_columns_takes_its_values_from_the_layout() -> None:
+    head = (
+        "1. Identification\nProduct name: Examplon Syrup\n2. Hazards identification\n"
+        "Not classified.\n3. Composition\nWater 7732-18-5 90%\n4. First-aid measures\n"
+    )
+    plain = head + (
+        "Move to fresh air. Call a physician if symptoms persist.Inhalation\n"
+        "Wash skin with soap and water for several minutes.\nSkin contact\n"
+        "Rinse eyes with water for 15 minutes.\nEye contact\n5. Fire-fighting measures\n"
+    )
+    layout = head + (
+        "Inhalation        Move to fresh air. Call a physician if symptoms persist.\n"
+        "Skin contact      Wash skin with soap and water for several minutes.\n"
+        "Eye contact       Rinse eyes with water for 15 minutes.\n5. Fire-fighting measures\n"
+    )
+    onto = load_ontology("msds")
+    ex = extract_offline([Page(number=1, text=plain, layout=layout)], ontology=onto)
+    said = {f.prop: f for f in ex.facts if f.prop.startswith("firstAid")}
+    assert said["firstAidSkin"].value == "Wash skin with soap and water for several minutes."
+    assert said["firstAidEyes"].value == "Rinse eyes with water for 15 minutes."
+    assert all(f.quote in plain for f in said.values())

@@ -28,6 +28,7 @@ from hybrid_rag.errors import (
 )
 from hybrid_rag.ingest.formats.ocr import OcrEngine, OcrOptions, engine_for
 from hybrid_rag.models import Page
+from hybrid_rag.text import glued_labels
 
 __all__ = ["PDF_MAGIC", "TextMode", "page_ranges", "pdf_pages", "render_pages"]
 
@@ -157,7 +158,7 @@ def _layouts(
     short = len(texts) <= most
     out: list[str | None] = []
     for i, (page, text) in enumerate(zip(reader.pages, texts, strict=True), 1):
-        wanted = text.strip() and (short or _stacked(text))
+        wanted = text.strip() and (short or _stacked(text) or glued_labels(text))
         laid = _page_text(page, i, name, [], "layout") if wanted else ""
         out.append(laid if laid.strip() else None)
     return out

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from hybrid_rag.ingest.reading._state import _State
 from hybrid_rag.ingest.reading._values import _make_fact
+from hybrid_rag.text import glued_labels
 from hybrid_rag.types import ExtractedFact
 
 if TYPE_CHECKING:
@@ -47,9 +48,18 @@ def fill_from_layout(state: _State, pages: Sequence[_Page]) -> None:
         _scan_page(second, page)
     settle_subject_columns(second)
     _derive(second)
-    have = {f.prop for f in state.facts} | {f.prop for f in state.later}
     plain = {p.number: p.text for p in pages}
-    for fact in second.result():
+    # a page read across two columns puts each value above its label: its own reading
+    # gives nothing right there, the layout's replaces it
+    across = {p.number for p in pages if p.layout and glued_labels(p.text)}
+    found = second.result()
+    redo = {f.prop for f in found if f.page in across and f.part is None}
+    dropped = [f for f in state.facts if f.page in across and f.prop in redo]
+    state.facts[:] = [f for f in state.facts if f not in dropped]
+    for f in dropped:
+        state.seen[f"{f.prop}#{f.part}"] = []
+    have = {f.prop for f in state.facts} | {f.prop for f in state.later}
+    for fact in found:
         if fact.prop in have or fact.part is not None or fact.object_label is not None:
             continue
         moved = _in_plain_text(state, fact, plain.get(fact.page, ""))

@@ -40,7 +40,9 @@ _UNAVAILABLE = (
 )
 
 
-_SEP = re.compile(r"(?:\s|:|#|=|\)|\(%\)|\.(?!\d)|-(?=\s)|–|;|°(?=\s?\d)|º(?=\s?\d)|№)*")
+_SEP = re.compile(
+    r"(?:\s|:|#|=|\)|\(%\)|\.(?!\d)|-(?=\s)|–|;|°(?=\s?\d)|º(?=\s?\d)|№|[●•▪■►➢])*"
+)  # a bullet may stand between a label and its value: "CAS Number ●10101-89-0"
 
 
 _NUM = r"[-−]?\d+(?:[.,]\d+)?"
