@@ -658,3 +658,18 @@ def test_a_page_read_across_two_columns_takes_its_values_from_the_layout() -> No
     assert said["firstAidSkin"].value == "Wash skin with soap and water for several minutes."
     assert said["firstAidEyes"].value == "Rinse eyes with water for 15 minutes."
     assert all(f.quote in plain for f in said.values())
+
+
+def test_two_labels_on_a_line_after_a_value_that_says_there_is_none() -> None:
+    page = (
+        "1. Identification\nProduct Name \u25cf Examplon Salt\n"
+        "9. Physical and chemical properties\n"
+        "Boiling Point Data lacking Melting Point Data lacking\n"
+        "Decomposition Temperature Data lacking pH 11.2\n10. Stability and reactivity\n"
+    )
+    ex = _named([page])
+    got = {f.prop: (f.status, f.value) for f in ex.facts}
+    assert got["pH"] == ("stated", "11.2")
+    assert got["meltingPoint"] == ("unavailable", "Data lacking")
+    assert got["boilingPoint"] == ("unavailable", "Data lacking")
+    assert ex.subject == "Examplon Salt"

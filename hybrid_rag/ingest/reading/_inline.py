@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from hybrid_rag.ingest.reading._labels import _match_labels, _squash
 from hybrid_rag.ingest.reading._state import _fitting, _State
-from hybrid_rag.ingest.reading._values import _SEP, _make_fact
+from hybrid_rag.ingest.reading._values import _SEP, _make_fact, is_unavailable
 
 if TYPE_CHECKING:
     from hybrid_rag.models import Page
@@ -150,6 +150,12 @@ def cut_at_label(state: _State, line: str, at: int, *, kind: str = "text") -> in
         typed = kind in _TYPED and state.comp.props[name].kind in _TYPED
         if typed and _has_number(line[at:ls]) and _has_number(line[le:]):
             return ls
+        if is_unavailable(line[at:ls].strip(" .;,")):  # "... Data lacking pH 11.8"
+            after = line[le:].strip(" :.;,")
+            if is_unavailable(after) or (
+                state.comp.props[name].kind in _TYPED and _has_number(after)
+            ):
+                return ls
     return len(line)
 
 

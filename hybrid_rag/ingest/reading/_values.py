@@ -37,6 +37,9 @@ _UNAVAILABLE = (
     "notmeasured",
     "notrelevant",
     "nodata",
+    "datalacking",
+    "nodatalacking",
+    "notlisted",
 )
 
 
