@@ -39,7 +39,6 @@ _UNAVAILABLE = (
     "nodata",
     "datalacking",
     "nodatalacking",
-    "notlisted",
 )
 
 
