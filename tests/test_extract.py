@@ -673,3 +673,17 @@ def test_two_labels_on_a_line_after_a_value_that_says_there_is_none() -> None:
     assert got["meltingPoint"] == ("unavailable", "Data lacking")
     assert got["boilingPoint"] == ("unavailable", "Data lacking")
     assert ex.subject == "Examplon Salt"
+
+
+def test_a_label_with_a_footnote_mark_or_a_qualifier_before_its_colon() -> None:
+    page = (
+        "1. Identification\nProduct name: Examplon Resin\n"
+        "Recommended use of the chemical and restriction on use\n"
+        "Recommended use*: coating additive\n"
+        "5. Fire-Fighting Measures\nUnsuitable extinguishing media for safety reasons: \n"
+        "    water jet\n \n14. Transport Information\nID number: UN 3082\n"
+    )
+    got = {f.prop: f.value for f in _named([page]).facts}
+    assert got["recommendedUse"] == "coating additive"
+    assert got["unsuitableExtinguishingMedia"] == "water jet"
+    assert got["unNumber"].replace(" ", "") == "UN3082"

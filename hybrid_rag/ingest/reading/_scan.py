@@ -256,7 +256,8 @@ def _between(line: str) -> bool:
 
 
 _TYPED_KINDS = frozenset(["number", "date", "currency"])
-_LABEL_ONLY = re.compile(r"[A-Z][\w'/&.-]*(?: [\w'/&.-]+){0,3}\s?:")
+_LABEL_ONLY = re.compile(r"[\w(][\w'/&.,()-]*(?: [\w'/&.,()-]+){0,4}\s?:")
+"""The rest of a longer label ("Bill to Address:", "... media for safety reasons:")."""
 _VALUE_START = re.compile(r"\s*(?:[-−+<>≤≥~]\s?)?(?:\d|[$€£¥₹]|Rs\b|[A-Z]{3}\s?\d)")
 
 

@@ -43,7 +43,7 @@ _UNAVAILABLE = (
 
 
 _SEP = re.compile(
-    r"(?:\s|:|#|=|\)|\(%\)|\.(?!\d)|-(?=\s)|–|;|°(?=\s?\d)|º(?=\s?\d)|№|[●•▪■►➢])*"
+    r"(?:\s|:|#|=|\)|\(%\)|\.(?!\d)|-(?=\s)|–|;|°(?=\s?\d)|º(?=\s?\d)|№|[●•▪■►➢]|\*(?=\s*:))*"
 )  # a bullet may stand between a label and its value: "CAS Number ●10101-89-0"
 
 
