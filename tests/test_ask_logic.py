@@ -651,3 +651,13 @@ def test_a_trade_mark_sign_does_not_glue_itself_to_the_name() -> None:
     assert tokens("Varnol® Solvent") == tokens("VARNOL SOLVENT")
     index = SubjectIndex([("x1", ["Varnol™ Hexane Fluid 80"]), ("x2", ["Varnol® Solvent 12"])])
     assert [m.doc_id for m in index.link("Is Varnol Solvent 12 flammable?")] == ["x2"]
+
+
+def test_the_value_the_question_names_is_listed_first() -> None:
+    a = analyse(
+        "How much zinc oxide is in Isopropyl Alcohol 91% Lab Grade?", index=INDEX, ontology=ONTOLOGY
+    )
+    rows = ["67-63-0 >= 90 - < 92% isopropanol", "1314-13-2 >= 0.3 - < 1.0% Zinc oxide"]
+    facts = [_fact("ipa-91", "Isopropyl Alcohol 91% Lab Grade", "hasComponent", v) for v in rows]
+    out = compose_extractive(a, facts, [])
+    assert out.text is not None and out.text.index("Zinc oxide") < out.text.index("isopropanol")

@@ -210,7 +210,7 @@ def _prop_text(
         )
         return f"{prop.label}: {said}", [f.evidence for f in parts]
     if stated:
-        return _listed(prop, stated, budget)
+        return _listed(prop, stated, budget, focus)
     if (prop.kind == "object" or procedure) and not facts:
         return None  # described in prose: the passages answer better than "not stated"
     line = label_line(prop, passages, doc_id, opening=bool(facts), shape=shape, short=not searched)
@@ -226,12 +226,17 @@ def _prop_text(
     return f"{prop.label} is not stated in the {noun}", []
 
 
-def _listed(prop: PropertyDef, stated: Sequence[Fact], budget: int) -> tuple[str, list[Evidence]]:
+def _listed(
+    prop: PropertyDef, stated: Sequence[Fact], budget: int, focus: frozenset[str] = frozenset()
+) -> tuple[str, list[Evidence]]:
     """Every distinct value of ``prop``, in reading order, each page cited once after the
     values read from it; values past ``budget`` characters are counted, not dropped
-    silently ("and 3 more")."""
+    silently ("and 3 more"). Values holding a word the question asks about beyond its
+    product and property come first ("how much red phosphorus": that component's row)."""
     firsts = list({f.value: f for f in reversed(stated)}.values())[::-1]  # first of each
     firsts.sort(key=lambda f: (f.position is None, f.position or 0))
+    if focus:
+        firsts.sort(key=lambda f: -len(focus & set(content_tokens(f.value))))
     shown: list[Fact] = []
     used = len(prop.label)
     for f in firsts:
