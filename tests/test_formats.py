@@ -278,3 +278,12 @@ def test_pdf_layout_mode_is_opt_in_and_keeps_the_words() -> None:
     assert [p.text for p in plain.pages] == PAGES  # the default is pypdf's plain text
     for a, b in zip(plain.pages, layout.pages, strict=True):
         assert a.text.split() == b.text.split()
+
+
+def test_boxes_standing_in_for_spaces_read_as_spaces() -> None:
+    # the sample PDF writer has no glyph for U+25A1, so the page text is given directly
+    from hybrid_rag.ingest.formats.pdf import _spaced_boxes
+
+    text = _spaced_boxes("Shelf\u25a1life: \u25a118\u25a1months\n\u25a1 Yes  \u25a0 No")
+    assert text.startswith("Shelf life:") and "18 months" in text
+    assert "\u25a1 Yes" in text  # a checkbox standing alone stays

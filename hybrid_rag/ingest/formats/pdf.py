@@ -234,7 +234,16 @@ def _page_text(page: Any, number: int, name: str, logs: list[str], mode: TextMod
         _raise_if_dependency(exc, name)
         logs.append(f"page {number}: text extraction failed ({type(exc).__name__}: {exc})")
         return ""
-    return text if isinstance(text, str) else ""
+    return _spaced_boxes(text) if isinstance(text, str) else ""
+
+
+_BOX = re.compile(r"(?<=\S)[\u25a1\u25af\ufffd]|[\u25a1\u25af\ufffd](?=\S)")
+
+
+def _spaced_boxes(text: str) -> str:
+    """Boxes a font draws for the space it has no glyph for ("Shelf\u25a1life:
+    \u25a11\u25a1year") read as spaces; a box standing alone (a checkbox) stays."""
+    return _BOX.sub(" ", text) if "\u25a1" in text or "\u25af" in text or "\ufffd" in text else text
 
 
 # --- OCR of pages without a text layer -------------------------------------------------
