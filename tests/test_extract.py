@@ -687,3 +687,32 @@ def test_a_label_with_a_footnote_mark_or_a_qualifier_before_its_colon() -> None:
     assert got["recommendedUse"] == "coating additive"
     assert got["unsuitableExtinguishingMedia"] == "water jet"
     assert got["unNumber"].replace(" ", "") == "UN3082"
+
+
+@pytest.mark.parametrize(
+    ("line", "prop", "value"),
+    [
+        ("b) Odour Odourless", "odor", "Odourless"),
+        ("(c) Colour white", "color", "white"),
+        ("m) Relative density 5.610 g/cm3", "relativeDensity", "5.610 g/cm3"),
+        (
+            "\u00b7 Density at 20 \u00b0C: 0.964 g/cm\u00b3",
+            "relativeDensity",
+            "0.964 g/cm\u00b3 at 20 \u00b0C",
+        ),
+        (
+            "Melting point/freezing point Melting point/range: 801 \u00b0C",
+            "meltingPoint",
+            "801 \u00b0C",
+        ),
+    ],
+)
+def test_labels_after_letters_bullets_and_with_a_condition(
+    line: str, prop: str, value: str
+) -> None:
+    page = (
+        "1. Identification\nProduct name: Examplon Salt\n"
+        f"9. Physical and chemical properties\n{line}\n10. Stability and reactivity\n"
+    )
+    found = [f for f in _named([page]).facts if f.prop == prop]
+    assert [f.value for f in found] == [value] and found[0].quote in page

@@ -27,7 +27,10 @@ if TYPE_CHECKING:
     from hybrid_rag.models import Page
 
 
-_LEAD = re.compile(r"^[\s•·*\-]*(?:\d{1,2}(?:\s?\.\s?\d{1,2}){0,2}\s?\.?\s+(?=[A-Za-z]))?")
+_LEAD = re.compile(
+    r"^[\s•·*\-●▪]*(?:(?:\d{1,2}(?:\s?\.\s?\d{1,2}){0,2}\s?\.?|\(?[A-Za-z]\)|\(?[ivxIVX]{2,4}\))"
+    r"\s+(?=[A-Za-z]))?"
+)  # bullets, "9.1", "m)", "(b)", "iv)" before a label
 
 # "SECTION 7", "Section 7:" or "7. Handling"; not a sentence such as "Section 8. Smoking ..."
 
@@ -206,7 +209,7 @@ def _label_fact(
     cut = line_start + cut_at_label(
         state, text[line_start:line_end], sep_end - line_start, kind=kind
     )
-    value = text[sep_end:cut].strip()
+    value = _condition_last(_label_again(state, text[sep_end:cut].strip(), name))
     end = cut
     prop = state.comp.props[name]
     qualified = bool(_QUALIFIER.fullmatch(value))  # "CERCLA ... List (40 CFR 302.4)"
@@ -248,6 +251,26 @@ def _label_fact(
             state, page, text[spans[idx][0] : spans[idx][1]], spans[idx][0], at=end - spans[idx][0]
         )
     return True
+
+
+def _label_again(state: _State, value: str, name: str) -> str:
+    """``value`` without a second label of the same property opening it: "Melting
+    point/freezing point Melting point/range: 801 °C" has the value "801 °C"."""
+    hit = _line_label(state, value)
+    if hit is None or hit[2] != name or not value[hit[1] :].lstrip().startswith(":"):
+        return value
+    return value[_SEP.match(value, hit[1]).end() :].strip()  # type: ignore[union-attr]
+
+
+_CONDITION = re.compile(r"^((?:at|@)\s[^:]{1,24}?)\s*:\s*(\S.*)$", re.IGNORECASE)
+
+
+def _condition_last(value: str) -> str:
+    """A condition printed between the label and its colon goes after the value: "at
+    20 °C: 0.964 g/cm³" (of "Density at 20 °C: ...") is "0.964 g/cm³ at 20 °C", so the
+    number read is the density's, not the temperature's."""
+    m = _CONDITION.match(value)
+    return f"{m.group(2)} {m.group(1)}" if m else value
 
 
 def _between(line: str) -> bool:
