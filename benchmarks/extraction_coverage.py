@@ -53,6 +53,45 @@ def _load_pages(path: Path) -> tuple[list[Any], float]:
     return [Page(number=i + 1, text=t) for i, t in enumerate(texts)], elapsed
 
 
+def _load_library(path: Path, ocr: bool) -> tuple[list[Any], float]:
+    """Pages as ``HybridRAG`` reads them (layout readings, OCR when asked)."""
+    from hybrid_rag.ingest.load import OcrOptions, parse_document
+
+    t0 = time.perf_counter()
+    doc = parse_document(
+        path.read_bytes(), name=path.name, source=str(path), ocr=OcrOptions(enabled=ocr)
+    )
+    return list(doc.pages), time.perf_counter() - t0
+
+
+def _by_folder(
+    per_doc: dict[str, tuple[set[str], set[str], bool]], qa: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Per top folder (a maker): documents, labels printed, found when printed (summed
+    over documents and properties), names from the file, gold evidence carried."""
+    rows: dict[str, dict[str, Any]] = {}
+    for rel, (shown, got, fell_back) in per_doc.items():
+        row = rows.setdefault(
+            rel.split("/")[0] if "/" in rel else ".",
+            {"documents": 0, "printed": 0, "found": 0, "name_from_file": 0},
+        )
+        row["documents"] += 1
+        row["printed"] += len(shown)
+        row["found"] += len(shown & got)
+        row["name_from_file"] += fell_back
+    for row in rows.values():
+        row["found_when_printed"] = (
+            round(row["found"] / row["printed"], 3) if row["printed"] else None
+        )
+    if qa is not None:
+        for miss in qa.get("checked_by_doc", []):
+            row = rows.get(miss["doc"].split("/")[0])
+            if row is not None:
+                row["evidence_checked"] = row.get("evidence_checked", 0) + 1
+                row["evidence_found"] = row.get("evidence_found", 0) + miss["found"]
+    return dict(sorted(rows.items()))
+
+
 def _squash(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
@@ -130,6 +169,7 @@ def _qa_check(qa_path: Path, results: dict[str, Any]) -> dict[str, Any]:
     """For each evidence quote, is there a fact on that page whose quote overlaps it?"""
     checked = hits = 0
     misses: list[dict[str, Any]] = []
+    by_doc: list[dict[str, Any]] = []
     for line in qa_path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
@@ -149,9 +189,15 @@ def _qa_check(qa_path: Path, results: dict[str, Any]) -> dict[str, Any]:
                 if len(_squash(f["quote"])) > 3
             )
             hits += found
+            by_doc.append({"doc": ev["doc"], "found": int(found)})
             if not found:
                 misses.append({"id": item["id"], "doc": ev["doc"], "quote": ev["quote"]})
-    return {"evidence_checked": checked, "evidence_found": hits, "misses": misses}
+    return {
+        "evidence_checked": checked,
+        "evidence_found": hits,
+        "misses": misses,
+        "checked_by_doc": by_doc,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,10 +209,20 @@ def main(argv: list[str] | None = None) -> int:
         "--handcheck", type=Path, default=DEFAULT_HANDCHECK, help="hand-checked sample (jsonl)"
     )
     parser.add_argument("--limit", type=int, default=0, help="only the first N PDFs (0 = all)")
+    parser.add_argument(
+        "--loader",
+        choices=["pypdf", "library"],
+        default="pypdf",
+        help="pypdf: plain text only (the speed baseline); library: pages as HybridRAG reads "
+        "them (layout readings), with the SDS pack's reader",
+    )
+    parser.add_argument("--ocr", action="store_true", help="with --loader library: OCR too")
     args = parser.parse_args(argv)
 
     from hybrid_rag.ingest.extract import extract_offline
+    from hybrid_rag.ingest.reading import NO_NAME
     from hybrid_rag.ontology import load_ontology
+    from hybrid_rag.packs import reader_for
 
     ontology = load_ontology("msds")
     pdfs = sorted(args.corpus.rglob("*.pdf"))
@@ -183,24 +239,31 @@ def main(argv: list[str] | None = None) -> int:
     fallbacks: list[str] = []
     results: dict[str, Any] = {}
     pypdf_s = extract_s = 0.0
+    reader = reader_for(ontology) if args.loader == "library" else None
+    per_doc: dict[str, tuple[set[str], set[str], bool]] = {}
     for pdf in pdfs:
         rel = pdf.relative_to(args.corpus).as_posix()
         try:
-            pages, spent = _load_pages(pdf)
+            if args.loader == "library":
+                pages, spent = _load_library(pdf, args.ocr)
+            else:
+                pages, spent = _load_pages(pdf)
         except Exception as exc:  # a broken PDF is reported, not fatal
             print(f"skip {rel}: {exc}", file=sys.stderr)
             continue
         pypdf_s += spent
         t0 = time.perf_counter()
-        ex = extract_offline(pages, ontology=ontology, source_name=pdf.name)
+        ex = extract_offline(pages, ontology=ontology, source_name=pdf.name, reader=reader)
         extract_s += time.perf_counter() - t0
         stated.update({f.prop for f in ex.facts if f.status == "stated"})
         unavailable.update({f.prop for f in ex.facts if f.status == "unavailable"})
         shown = _printed(pages, ontology, patterns)
         printed.update(shown)
         found_printed.update(shown & {f.prop for f in ex.facts})
-        if any("no product name" in w for w in ex.warnings):
+        fell_back = any(w.startswith(NO_NAME) for w in ex.warnings)
+        if fell_back:
             fallbacks.append(rel)
+        per_doc[rel] = (shown, {f.prop for f in ex.facts}, fell_back)
         results[rel] = [
             {"prop": f.prop, "value": f.value, "quote": f.quote, "page": f.page, "status": f.status}
             for f in ex.facts
@@ -223,14 +286,20 @@ def main(argv: list[str] | None = None) -> int:
         },
         "product_name_fallbacks": fallbacks,
     }
-    if args.qa.is_file():
-        report["qa_evidence"] = _qa_check(args.qa, results)
+    qa = _qa_check(args.qa, results) if args.qa.is_file() else None
+    if qa is not None:
+        report["qa_evidence"] = {k: v for k, v in qa.items() if k != "checked_by_doc"}
+    report["by_folder"] = _by_folder(per_doc, qa)
     if args.handcheck.is_file():
         rows = [json.loads(x) for x in args.handcheck.read_text(encoding="utf-8").splitlines() if x]
         report["handcheck"] = _grade(rows, results)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
-    summary = {k: v for k, v in report.items() if k not in ("properties", "handcheck")}
+    summary = {
+        k: v for k, v in report.items() if k not in ("properties", "handcheck", "qa_evidence")
+    }
+    if qa is not None:
+        summary["qa_evidence"] = f"{qa['evidence_found']}/{qa['evidence_checked']}"
     print(json.dumps(summary, indent=2, ensure_ascii=False)[:4000])
     print(f"report written to {args.out}")
     return 0
