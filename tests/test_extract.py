@@ -716,3 +716,23 @@ def test_labels_after_letters_bullets_and_with_a_condition(
     )
     found = [f for f in _named([page]).facts if f.prop == prop]
     assert [f.value for f in found] == [value] and found[0].quote in page
+
+
+def test_sections_numbered_without_a_dot_bind_their_items() -> None:
+    heads = [
+        "1 Identification",
+        "Product name: Examplon Metal",
+        "2 Hazard(s) identification",
+        "3 Composition/information on ingredients",
+        "4 First-aid measures",
+        "5 Fire-fighting measures",
+        "6 Accidental release measures",
+        "7 Handling and storage",
+        "Storage",
+        "Requirements to be met by storerooms: Keep dry.",
+        "Store under argon.",
+        "8 Exposure controls/personal protection",
+    ]
+    ex = _named(["\n".join(heads) + "\n"])
+    store = [f.value for f in ex.facts if f.prop == "storageConditions"]
+    assert store and "Store under argon." in store[0]

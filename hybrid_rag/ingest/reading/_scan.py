@@ -36,6 +36,8 @@ _LEAD = re.compile(
 
 _SECTION = re.compile(
     r"^\s*(?:SECTION\s*(\d{1,2})\b|Section\s*(\d{1,2})\s*:)|^\s*(\d{1,2})\s?\.\s+[A-Z][A-Za-z]"
+    # "7 Handling and storage": a number and a short title, no dot, nothing else
+    r"|^\s*(\d{1,2})\s+[A-Z][a-z]+(?:[ /-](?:[A-Za-z]+|\([a-z]+\)|&|,)){0,6}\s*$"
 )
 
 
@@ -189,7 +191,7 @@ def _track_section(state: _State, line: str) -> None:
     m = _SECTION.match(line)
     sub = None if m else _SUBSECTION_NUM.match(line)
     if m or sub:
-        num = int(m.group(1) or m.group(2) or m.group(3)) if m else int(sub.group(1))  # type: ignore[union-attr]
+        num = int(m.group(1) or m.group(2) or m.group(3) or m.group(4)) if m else int(sub.group(1))  # type: ignore[union-attr]
         last = state.comp.last_section
         if state.section <= num <= state.section + 3 and num <= last and num != state.section:
             state.section = num
