@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 
 
 _LEAD = re.compile(
-    r"^[\s•·*\-●▪]*(?:(?:\d{1,2}(?:\s?\.\s?\d{1,2}){0,2}\s?\.?|\(?[A-Za-z]\)|\(?[ivxIVX]{2,4}\))"
+    r"^[\s•·*\-●▪:]*(?:(?:\d{1,2}(?:\s?\.\s?\d{1,2}){0,2}\s?\.?|\(?[A-Za-z]\)|\(?[ivxIVX]{2,4}\))"
     r"\s+(?=[A-Za-z]))?"
-)  # bullets, "9.1", "m)", "(b)", "iv)" before a label
+)  # bullets, "9.1", "m)", "(b)", "iv)", a colon printed before its label, before a label
 
 # "SECTION 7", "Section 7:" or "7. Handling"; not a sentence such as "Section 8. Smoking ..."
 
