@@ -736,3 +736,24 @@ def test_sections_numbered_without_a_dot_bind_their_items() -> None:
     ex = _named(["\n".join(heads) + "\n"])
     store = [f.value for f in ex.facts if f.prop == "storageConditions"]
     assert store and "Store under argon." in store[0]
+
+
+def test_a_toxicity_record_names_its_route_and_kind_on_lines_of_their_own() -> None:
+    heads = [f"{n}. Heading {n}" for n in range(2, 11)]
+    record = [
+        "11. Toxicological Information",
+        "Acute toxicity",
+        "Assessment of acute toxicity: Of high toxicity after single ingestion.",
+        "Oral",
+        "Type of value: LD50",
+        "Species: rat (male/female)",
+        "Value:  120 mg/kg  (OECD Guideline 401)",
+        "Dermal",
+        "Type of value: LD50",
+        "Species: rabbit",
+        "Value:  > 2,000 mg/kg",
+        "12. Ecological Information",
+    ]
+    page = "\n".join(["Product name: Examplon Ester", *heads, *record])
+    got = {f.prop: f.value for f in _named([page]).facts}
+    assert got["ld50Oral"].startswith("120 mg/kg") and got["ld50Dermal"] == "> 2,000 mg/kg"

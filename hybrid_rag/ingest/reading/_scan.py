@@ -76,7 +76,9 @@ def _scan_page(state: _State, page: Page) -> None:
     text = page.text
     spans = _lines(text)
     idx = _pending(state, page, spans)
+    shown = 0  # lines the pack has seen (``every_line``), taken by a label or not
     while idx < len(spans):
+        shown = _show_pack(state, page, spans, shown, idx + 1)
         s, e = spans[idx]
         line = text[s:e]
         idx += 1
@@ -108,6 +110,20 @@ def _scan_page(state: _State, page: Page) -> None:
                 continue
         if not _label_fact(state, page, spans, idx - 1, s + off, s + le, name):
             _structured(state, page, line, s)
+    _show_pack(state, page, spans, shown, len(spans))
+
+
+def _show_pack(
+    state: _State, page: Page, spans: list[tuple[int, int]], shown: int, upto: int
+) -> int:
+    """Show the pack's ``every_line`` the lines up to ``upto`` it has not seen (those a
+    procedure or a block read at once included); the new count."""
+    if state.pack is None:
+        return upto
+    for s, e in spans[shown:upto]:
+        if page.text[s:e].strip():
+            state.pack.every_line(state, page, page.text[s:e], s)
+    return max(shown, upto)
 
 
 def _part_table(state: _State, page: Page, line: str, start: int) -> bool:

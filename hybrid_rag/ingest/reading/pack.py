@@ -57,7 +57,9 @@ class PackReader(Protocol):
       property the ontology defines (check with ``reading.knows``: an ontology without
       it reads without it), and, for a relation, ``object_label`` and ``object_class``.
     * ``read_line`` sees the lines no label of the ontology took, in page order;
-      ``derived`` sees every value the generic reader keeps, to add what it implies.
+      ``every_line`` sees every line, taken or not (a record whose lines a procedure
+      also reads); ``derived`` sees every value the generic reader keeps, to add what
+      it implies.
     * ``reads_ahead``, ``ends_value`` and ``subject_table`` steer the generic reader;
       ``title``, ``aliases`` and ``clean_name`` name the document's subject. The defaults of
       ``BasePackReader`` change nothing.
@@ -69,6 +71,10 @@ class PackReader(Protocol):
 
     def read_line(self, reading: Reading, page: Page, line: str, start: int) -> None:
         """Read a line (at offset ``start`` of ``page.text``) that no label took."""
+        ...
+
+    def every_line(self, reading: Reading, page: Page, line: str, start: int) -> None:
+        """See every line (at offset ``start`` of ``page.text``), in page order."""
         ...
 
     def derived(self, reading: Reading, fact: ExtractedFact) -> None:
@@ -107,6 +113,9 @@ class BasePackReader:
 
     def read_line(self, reading: Reading, page: Page, line: str, start: int) -> None:
         """Nothing to read."""
+
+    def every_line(self, reading: Reading, page: Page, line: str, start: int) -> None:
+        """Nothing to see."""
 
     def derived(self, reading: Reading, fact: ExtractedFact) -> None:
         """Nothing implied."""

@@ -177,6 +177,40 @@ def _exposure(reading: Reading, page: Page, line: str, start: int) -> None:
         reading.add(fact)
 
 
+_ROUTE = re.compile(r"^\s*(Oral|Dermal|Inhalation|Inhalative)\b[\s:.]*$", re.IGNORECASE)
+_RECORD_TYPE = re.compile(r"^\s*Type of value\s*:\s*(LD50|LC50)\b", re.IGNORECASE)
+_RECORD_VALUE = re.compile(r"^\s*Value\s*:\s*(\S.*)$", re.IGNORECASE)
+_RECORD_PROPS = {
+    ("oral", "ld50"): "ld50Oral",
+    ("dermal", "ld50"): "ld50Dermal",
+    ("inhalation", "lc50"): "lc50Inhalation",
+}
+
+
+def _toxicity_record(reading: Reading, page: Page, line: str, start: int) -> None:
+    """A toxicity record as IUCLID-style sheets print it (section 11): a route heading
+    ("Oral"), "Type of value: LD50", "Species: rat", "Value: 40 mg/kg": the value is the
+    route's LD50 / LC50, quoted from its own line."""
+    route = _ROUTE.match(line)
+    if route is not None:
+        word = route.group(1).lower()
+        reading.memo["route"] = "inhalation" if word.startswith("inhal") else word
+        reading.memo.pop("record", None)
+        return
+    kind = _RECORD_TYPE.match(line)
+    if kind is not None and "route" in reading.memo:
+        reading.memo["record"] = kind.group(1).lower()
+        return
+    value = _RECORD_VALUE.match(line)
+    if value is None or "record" not in reading.memo:
+        return
+    prop = _RECORD_PROPS.get((reading.memo["route"], reading.memo.pop("record")))
+    if prop is not None and reading.knows(prop):
+        fact = reading.typed(prop, value.group(1).strip(), quote_of(page, line, start), page.number)
+        if fact is not None:
+            reading.add(fact)
+
+
 def _limit_prop(agency: str | None, kind: str, line: str) -> str | None:
     if kind == "IDLH":
         return "idlh"
@@ -307,6 +341,11 @@ class SdsReader(BasePackReader):
             _component(reading, page, line, start)
         elif sec == 8:
             _exposure(reading, page, line, start)
+
+    def every_line(self, reading: Reading, page: Page, line: str, start: int) -> None:
+        """Toxicity records (section 11), whose lines an assessment's text also reads."""
+        if reading.section == 11:
+            _toxicity_record(reading, page, line, start)
 
     def derived(self, reading: Reading, fact: ExtractedFact) -> None:
         """The organs a target-organ line lists, each its own relation."""
