@@ -705,6 +705,8 @@ def test_a_label_with_a_footnote_mark_or_a_qualifier_before_its_colon() -> None:
             "meltingPoint",
             "801 \u00b0C",
         ),
+        ("Flash points    : Closed cup: 61 \u00b0C.", "flashPoint", "Closed cup: 61 \u00b0C."),
+        ("Odour threshold of the product : not determined", "odorThreshold", "not determined"),
     ],
 )
 def test_labels_after_letters_bullets_and_with_a_condition(

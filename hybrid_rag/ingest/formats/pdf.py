@@ -170,18 +170,24 @@ _STACK = 6
 
 def _stacked(text: str) -> bool:
     """Whether the plain text stacks many short label-like lines in a row ("Storage
-    conditions", "Incompatibilities", "8.1 Occupational exposure limits", ...): a page
-    drawn in two layers, labels first and values after, whose values only the layout
-    reading puts beside their labels."""
-    run = 0
+    conditions", "Incompatibilities", "8.1 Occupational exposure limits", ...) or the
+    colons between labels and values (":" alone on lines in a row): a page drawn in
+    layers, labels first and values after, whose values only the layout reading puts
+    beside their labels."""
+    run = colons = 0
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
             continue
         run = run + 1 if _heading_like(line) else 0
-        if run >= _STACK:
+        colons = colons + 1 if line == ":" else 0  # the colon column, apart from both
+        if run >= _STACK or colons >= _COLONS:
             return True
     return False
+
+
+_COLONS = 3
+"""Lines of a bare colon in a row: the column between labels and values, read apart."""
 
 
 def _heading_like(line: str) -> bool:

@@ -167,4 +167,11 @@ def _match_labels(trie: dict[str, object], text: str) -> list[tuple[tuple[str, .
         names = node.get(_END)
         if names is not None and (k + 1 >= n or not text[k + 1].isalnum() or _camel(text, k)):
             found.append((names, k + 1))  # type: ignore[arg-type]
+        elif names is not None and c.isalpha() and _plural_end(low, k):
+            found.append((names, k + 2))  # type: ignore[arg-type]  # "Flash points"
     return found[::-1]
+
+
+def _plural_end(low: str, k: int) -> bool:
+    """The label ending at ``k`` is followed by a plural ``s`` that ends the word."""
+    return low[k + 1 : k + 2] == "s" and (k + 2 >= len(low) or not low[k + 2].isalnum())

@@ -283,12 +283,21 @@ def _label_again(state: _State, value: str, name: str) -> str:
 _CONDITION = re.compile(r"^((?:at|@)\s[^:]{1,24}?)\s*:\s*(\S.*)$", re.IGNORECASE)
 
 
+_LABEL_TAIL = re.compile(r"^[a-z]+(?: [a-z]+){0,4}\s*:\s*(\S.*)$")
+"""The rest of a longer label before the colon: "of the product : Flammable." (of
+"Flammability of the product : ...")."""
+
+
 def _condition_last(value: str) -> str:
     """A condition printed between the label and its colon goes after the value: "at
     20 °C: 0.964 g/cm³" (of "Density at 20 °C: ...") is "0.964 g/cm³ at 20 °C", so the
-    number read is the density's, not the temperature's."""
+    number read is the density's, not the temperature's. Lower-case words before the
+    colon are the rest of a longer label, no part of the value."""
     m = _CONDITION.match(value)
-    return f"{m.group(2)} {m.group(1)}" if m else value
+    if m:
+        return f"{m.group(2)} {m.group(1)}"
+    tail = _LABEL_TAIL.match(value)
+    return tail.group(1) if tail else value
 
 
 def _between(line: str) -> bool:
