@@ -126,8 +126,10 @@ def label_line(
                 if _fits(rest, want):
                     found.append((number, p, line.strip()))
                 below = lines[i + 1] if i + 1 < len(lines) else ""
-                if not number and _NUMBER.search(below) and not HEADING.match(below):
-                    # a column header ("Component LD50 Oral LD50 Dermal"): its row tells
+                measured = prop.unit is not None or want is _NUMBER
+                if measured and not number and _NUMBER.search(below) and not HEADING.match(below):
+                    # a measured value's column header ("Component LD50 Oral LD50 Dermal"):
+                    # the row under it tells
                     found.append((True, p, f"{line}\n{below}".strip()))
                 break
     if not found:
