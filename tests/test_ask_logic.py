@@ -667,7 +667,7 @@ def test_a_text_value_is_not_taken_from_the_line_under_a_longer_label() -> None:
     a = analyse(
         "What is the odor of Isopropyl Alcohol 91% Lab Grade?", index=INDEX, ontology=ONTOLOGY
     )
-    text = "Odor Threshold No information available\npH 7.7-8.0\nOdor Sharp, alcoholic"
+    text = "Odor Sharp, alcoholic\nOdor Threshold No information available\npH 7.7-8.0"
     passages = [Passage(doc_id="ipa-91", page=6, chunk_id="c6", score=0.1, text=text)]
     out = compose_extractive(a, [], passages)
     assert out.text is not None and "Sharp, alcoholic" in out.text and "7.7" not in out.text
