@@ -658,6 +658,13 @@ def test_a_page_read_across_two_columns_takes_its_values_from_the_layout() -> No
     assert said["firstAidSkin"].value == "Wash skin with soap and water for several minutes."
     assert said["firstAidEyes"].value == "Rinse eyes with water for 15 minutes."
     assert all(f.quote in plain for f in said.values())
+    # what only the plain reading reads the ontology's way stays: "not available" too
+    plain_ph = plain.replace("5. Fire-fighting measures\n", "9. Properties\npH Not available.\n")
+    laid_ph = layout.replace(
+        "5. Fire-fighting measures\n", "9. Properties\npH     Not available.\n"
+    )
+    ex = extract_offline([Page(number=1, text=plain_ph, layout=laid_ph)], ontology=onto)
+    assert [(f.prop, f.status) for f in ex.facts if f.prop == "pH"] == [("pH", "unavailable")]
 
 
 def test_two_labels_on_a_line_after_a_value_that_says_there_is_none() -> None:

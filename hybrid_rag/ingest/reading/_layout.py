@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hybrid_rag.ingest.reading._labels import _squash
 from hybrid_rag.ingest.reading._state import _State
 from hybrid_rag.ingest.reading._values import _make_fact
 from hybrid_rag.text import glued_labels
@@ -52,19 +53,34 @@ def fill_from_layout(state: _State, pages: Sequence[_Page]) -> None:
     # a page read across two columns puts each value above its label: its own reading
     # gives nothing right there, the layout's replaces it
     across = {p.number for p in pages if p.layout and glued_labels(p.text)}
-    found = second.result()
-    redo = {f.prop for f in found if f.page in across and f.part is None}
+    found = [
+        (fact, moved)
+        for fact in second.result()
+        if fact.part is None and fact.object_label is None
+        for moved in [_in_plain_text(state, fact, plain.get(fact.page, ""))]
+        if moved is not None
+    ]
+    # only a value the layout reads the ontology's way replaces the plain reading's, and
+    # not one the plain reading holds whole (a name the layout cut at a column gap)
+    redo = {
+        fact.prop
+        for fact, moved in found
+        if fact.page in across and not _holds(state, fact.prop, fact.page, moved.value)
+    }
     dropped = [f for f in state.facts if f.page in across and f.prop in redo]
     state.facts[:] = [f for f in state.facts if f not in dropped]
     for f in dropped:
         state.seen[f"{f.prop}#{f.part}"] = []
     have = {f.prop for f in state.facts} | {f.prop for f in state.later}
-    for fact in found:
-        if fact.prop in have or fact.part is not None or fact.object_label is not None:
-            continue
-        moved = _in_plain_text(state, fact, plain.get(fact.page, ""))
-        if moved is not None:
+    for fact, moved in found:
+        if fact.prop not in have:
             state.add(moved)
+
+
+def _holds(state: _State, prop: str, page: int, value: str) -> bool:
+    """Whether the plain reading has a value of ``prop`` on ``page`` that holds ``value``."""
+    want = _squash(value)
+    return any(f.prop == prop and f.page == page and want in _squash(f.value) for f in state.facts)
 
 
 def _in_plain_text(state: _State, fact: ExtractedFact, text: str) -> ExtractedFact | None:
