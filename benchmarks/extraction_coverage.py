@@ -13,8 +13,9 @@ folder and writes a JSON report:
   none, optional ``not`` = text of the next item that must not be in the value, optional
   ``status``): precision and recall per field;
 * extraction time against pypdf's text-extraction time, the documents whose product name
-  fell back to the file name, and (with ``--qa``) whether the facts carry the values
-  quoted as evidence in an eval question file.
+  fell back to the file name, the name every document's subject got (``subjects``), and
+  (with ``--qa``) whether the facts carry the values quoted as evidence in an eval
+  question file.
 
 Usage::
 
@@ -241,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     pypdf_s = extract_s = 0.0
     reader = reader_for(ontology) if args.loader == "library" else None
     per_doc: dict[str, tuple[set[str], set[str], bool]] = {}
+    subjects: dict[str, str] = {}  # the name each document's subject got, to read by hand
     for pdf in pdfs:
         rel = pdf.relative_to(args.corpus).as_posix()
         try:
@@ -264,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         if fell_back:
             fallbacks.append(rel)
         per_doc[rel] = (shown, {f.prop for f in ex.facts}, fell_back)
+        subjects[rel] = ex.subject
         results[rel] = [
             {"prop": f.prop, "value": f.value, "quote": f.quote, "page": f.page, "status": f.status}
             for f in ex.facts
@@ -285,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
             for p in sorted(ontology.properties(), key=lambda p: -stated.get(p.name, 0))
         },
         "product_name_fallbacks": fallbacks,
+        "subjects": subjects,
     }
     qa = _qa_check(args.qa, results) if args.qa.is_file() else None
     if qa is not None:
@@ -296,7 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
     summary = {
-        k: v for k, v in report.items() if k not in ("properties", "handcheck", "qa_evidence")
+        k: v
+        for k, v in report.items()
+        if k not in ("properties", "handcheck", "qa_evidence", "subjects")
     }
     if qa is not None:
         summary["qa_evidence"] = f"{qa['evidence_found']}/{qa['evidence_checked']}"

@@ -108,44 +108,8 @@ _SCATTER_SLACK = 5
 
 
 _GRAMMAR = frozenset(
-    [
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "why",
-        "how",
-        "for",
-        "and",
-        "or",
-        "nor",
-        "but",
-        "not",
-        "no",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "from",
-        "with",
-        "without",
-        "into",
-        "onto",
-        "over",
-        "under",
-        "per",
-        "as",
-        "than",
-        "that",
-        "this",
-        "these",
-        "those",
-        "there",
-    ]
+    "what which who whom whose when where why how for and or nor but not no to in on at by"  # noqa: SIM905
+    " from with without into onto over under per as than that this these those there".split()
 )
 """Words that make a label a phrase ("what for", "appearance and odor"): such a label
 matches only as written, never with its words spread."""

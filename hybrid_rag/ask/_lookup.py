@@ -233,8 +233,10 @@ def _listed(
     values read from it; values past ``budget`` characters are counted, not dropped
     silently ("and 3 more"). Values holding a word the question asks about beyond its
     product and property come first ("how much red phosphorus": that component's row)."""
-    firsts = list({f.value: f for f in reversed(stated)}.values())[::-1]  # first of each
-    firsts.sort(key=lambda f: (f.position is None, f.position or 0))
+    first_of: dict[str, Fact] = {}
+    for f in stated:
+        first_of.setdefault(f.value, f)
+    firsts = sorted(first_of.values(), key=lambda f: (f.position is None, f.position or 0))
     if focus:
         firsts.sort(key=lambda f: -len(focus & set(content_tokens(f.value))))
     shown: list[Fact] = []

@@ -108,7 +108,7 @@ def label_line(
         for lab in prop.labels
         if short and len(lab) == 2
     ]
-    want: str | re.Pattern[str] | None = _NUMBER if shape == r"\d" else shape
+    want = _NUMBER if shape == r"\d" else re.compile(shape, re.I) if shape else None
     found: list[tuple[bool, Passage, str]] = []
     for p in passages:
         if p.doc_id != doc_id:
@@ -143,12 +143,12 @@ _NUMBER = re.compile(r"(?<!\w)\d")
 """A number standing on its own: "1390 mg/kg", "< 5 %", not the "50" of "LD50"."""
 
 
-def _fits(rest: str, shape: str | re.Pattern[str] | None) -> bool:
-    if shape is None:
-        return re.search(r"[0-9a-z]", rest) is not None
-    if isinstance(shape, re.Pattern):
-        return shape.search(rest) is not None
-    return re.search(shape, rest, re.I) is not None
+def _fits(rest: str, shape: re.Pattern[str] | None) -> bool:
+    """Whether a value part has the shape asked for (any word or number when none)."""
+    return (shape or _ANY).search(rest) is not None
+
+
+_ANY = re.compile(r"[0-9a-z]")
 
 
 _PARTS = re.compile(r",?\s+and\s+(?=(?:what|which|how|where|when|who|why|is|are|does|do)\b)", re.I)

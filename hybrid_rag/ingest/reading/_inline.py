@@ -150,14 +150,13 @@ def cut_at_label(state: _State, line: str, at: int, *, kind: str = "text") -> in
         typed = kind in _TYPED and state.comp.props[name].kind in _TYPED
         if typed and _has_number(line[at:ls]) and _has_number(line[le:]):
             return ls
-        if is_unavailable(
-            line[at:ls].strip(" .;,")
-        ):  # "Weight Data lacking Grade 4": the next label
-            after = line[le:].strip(" :.;,")
-            if is_unavailable(after) or (
-                state.comp.props[name].kind in _TYPED and _has_number(after)
-            ):
-                return ls
+        # "Weight Data lacking Grade 4": no value, then the next label with its own
+        after = line[le:].strip(" :.;,")
+        ends = is_unavailable(after) or (
+            state.comp.props[name].kind in _TYPED and _has_number(after)
+        )
+        if ends and is_unavailable(line[at:ls].strip(" .;,")):
+            return ls
     return len(line)
 
 

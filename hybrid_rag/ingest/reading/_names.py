@@ -104,8 +104,7 @@ _MAX_TITLE_LINE = 160
 
 def _squashed(text: str) -> str:
     """Letters and digits only, ASCII-folded, lower case ("27-30% Gel" -> "2730gel")."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    return re.sub(r"[^a-z0-9]+", "", ascii_text.lower())
+    return re.sub(r"[^a-z0-9]+", "", _folded(text))
 
 
 def _printed_stem(source_name: str | None, pages: Sequence[Page]) -> str | None:
@@ -142,6 +141,7 @@ def _words(text: str) -> set[str]:
 
 
 def _folded(text: str) -> str:
+    """ASCII-folded, lower case ("Café" -> "cafe")."""
     return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
 
 
