@@ -40,6 +40,7 @@ import time
 import urllib.request
 import zipfile
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,12 +83,14 @@ def setup(work: Path) -> None:
         print(f"{target}: {target.stat().st_size / 2**20:.0f} MiB")
 
 
-def subset(qa: Path, per_type: int, out: Path) -> list[str]:
-    """The first ``per_type`` questions of each type, by id, written to ``out``."""
+def subset(qa: Path, per_type: int, out: Path, whole: Sequence[str] = ()) -> list[str]:
+    """The first ``per_type`` questions of each type by id (every one of the types in
+    ``whole``), written to ``out``: fixed by rule, never by outcome."""
     rows = [json.loads(line) for line in qa.read_text(encoding="utf-8").splitlines() if line]
     chosen = []
     for kind in TYPES:
-        chosen += sorted((r for r in rows if r["type"] == kind), key=lambda r: r["id"])[:per_type]
+        of_kind = sorted((r for r in rows if r["type"] == kind), key=lambda r: r["id"])
+        chosen += of_kind if kind in whole else of_kind[:per_type]
     out.write_text("".join(json.dumps(r) + "\n" for r in chosen), encoding="utf-8")
     return [r["id"] for r in chosen]
 
@@ -120,12 +123,23 @@ class Server:
         self.log.close()
 
 
+def _sources(name: str, corpus: Path) -> list[str]:
+    """The set's documents as its public protocol ingests them (README of ``shared/eval``):
+    every maker folder for qa-public-3, the listed laballey sheets for the others."""
+    ev = SHARED / "eval"
+    if name == "qa-public-2":
+        return ["--extra-list", f"{ev / 'public-2-docs.txt'}:laballey"]
+    if name == "qa-public":
+        listed = f"{ev / 'public-docs.txt'}:laballey"
+        return ["--extra-list", listed, "--extra", str(corpus / "libman")]
+    folders = sorted(p for p in corpus.iterdir() if p.is_dir())
+    return [a for d in folders for a in ("--extra", str(d))]
+
+
 def evaluate(qa: Path, store: Path, corpus: Path, out: Path, *, llm: str | None, url: str | None,
              timeout: float) -> None:  # fmt: skip
-    """``hybrid-rag eval`` on the built store (every maker folder as ``--extra``)."""
-    extra = [
-        a for d in sorted(p for p in corpus.iterdir() if p.is_dir()) for a in ("--extra", str(d))
-    ]
+    """``hybrid-rag eval`` on the built store (the set's own documents, ``_sources``)."""
+    extra = _sources(qa.name.removesuffix("-subset.jsonl"), corpus)
     cmd = [sys.executable, "-m", "hybrid_rag.cli", "eval", str(qa), "--corpus", str(corpus),
            *extra, "--store", str(store), "--out", str(out), "--timeout", str(timeout)]  # fmt: skip
     env = dict(os.environ)
@@ -162,13 +176,17 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def run(work: Path, sets: list[str], per_type: int, timeout: float, models: list[str]) -> None:
-    """Offline, then every model, on each set's fixed subset; results to ``results/``."""
-    results: dict[str, Any] = {"per_type_subset": per_type, "timeout_s": timeout, "sets": {}}
+def run(work: Path, sets: list[str], per_type: int, timeout: float, models: list[str], *,
+        whole: Sequence[str] = (), target: Path = ROOT / "benchmarks/results/real_model.json",
+        ) -> None:  # fmt: skip
+    """Offline, then every model, on each set's fixed subset; results to ``target``."""
+    results: dict[str, Any] = {
+        "per_type_subset": per_type, "whole_types": list(whole), "timeout_s": timeout, "sets": {}
+    }  # fmt: skip
     for spec in sets:
         name, _store, _corpus, *k = spec.split(":")
         qa = work / f"{name}-subset.jsonl"
-        ids = subset(SHARED / "eval" / f"{name}.jsonl", int(k[0]) if k else per_type, qa)
+        ids = subset(SHARED / "eval" / f"{name}.jsonl", int(k[0]) if k else per_type, qa, whole)
         results["sets"][name] = {"ids": ids, "modes": {}}
     for mode in ["offline", *models]:
         server = Server(work, mode, 8090) if mode != "offline" else None
@@ -188,7 +206,6 @@ def run(work: Path, sets: list[str], per_type: int, timeout: float, models: list
         finally:
             if server is not None:
                 server.stop()
-        target = ROOT / "benchmarks" / "results" / "real_model.json"
         target.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
 
@@ -261,6 +278,14 @@ def main() -> None:
     r.add_argument("--per-type", type=int, default=2)
     r.add_argument("--timeout", type=float, default=600.0)
     r.add_argument("--models", nargs="*", default=list(MODELS))
+    r.add_argument(
+        "--all-of",
+        action="append",
+        default=[],
+        choices=TYPES,
+        help="take every question of this type (repeat), --per-type of the others",
+    )
+    r.add_argument("--results", type=Path, default=ROOT / "benchmarks/results/real_model.json")
     e = sub.add_parser("extract")
     e.add_argument("--dir", type=Path, required=True)
     e.add_argument("--model", default="qwen-0.5b", choices=list(MODELS))
@@ -272,7 +297,8 @@ def main() -> None:
     if args.step == "setup":
         setup(args.dir)
     elif args.step == "run":
-        run(args.dir, args.set, args.per_type, args.timeout, args.models)
+        run(args.dir, args.set, args.per_type, args.timeout, args.models, whole=args.all_of,
+            target=args.results)  # fmt: skip
     elif args.step == "extract":
         extract(args.dir, args.model)
     else:

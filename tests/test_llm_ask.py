@@ -227,6 +227,20 @@ def test_dangling_marker_is_removed_and_citations_index_the_text(rag: HybridRAG)
     assert any(e.kind == "dangling_citation" and "[42]" in e.message for e in ans.errors)
 
 
+def test_a_reply_that_announces_itself_is_served_without_the_announcement(
+    rag: HybridRAG,
+) -> None:
+    composer = AnswerComposer(citations="numbered")
+    llm = FunctionLLM(lambda _m: "The direct answer is: examplon flashes at -18 °C [1].")
+    with rag.override(llm=llm, composer=composer):
+        ans = rag.ask(EXAMPLON)
+    assert ans.generation == "llm" and ans.text == "Examplon flashes at -18 °C [1]."
+    llm = FunctionLLM(lambda _m: "Answer: Examplon Solvent 99% flashes at -18 °C [1].")
+    with rag.override(llm=llm, composer=composer):
+        short = rag.ask(EXAMPLON)
+    assert short.text == "Examplon Solvent 99% flashes at -18 °C [1]."
+
+
 # --- streaming ------------------------------------------------------------------------------
 
 

@@ -239,10 +239,14 @@ def _no_call_left() -> ChainError | None:
 
 _SYNTH = """Answer the question using only the numbered sources. Cite sources like [1].
 If the sources do not contain the answer, say that the documents do not state it.
-Be brief (at most 3 sentences); start with the direct answer."""
+Be brief (at most 3 sentences) and answer the question in the first sentence."""
 
 _STATUS = {"unavailable": "the document says it is not available"}
 _SOURCE_TAG = re.compile(r"\s*\((?:stated|the document says it is not available); [\w.-]+ p\.\d+\)")
+_LEAD_IN = re.compile(
+    r"^\s*(?:(?:the|my)\s+)?(?:direct\s+|short\s+|final\s+)?answer(?:\s+is)?\s*:\s*", re.I
+)
+"""A reply's announcement of itself ("The direct answer is: ..."), not part of the answer."""
 
 MAX_FACTS = 8
 """Facts a synthesis prompt carries (those of the asked properties first)."""
@@ -315,10 +319,19 @@ def _grounded(
     """The model's text through the grounding check, markers renumbered to the citations."""
     sources = _source_texts(messages[-1].content, evidence)
     text = _SOURCE_TAG.sub("", text)  # a small model copies "(stated; doc p.3)" from a source
+    text = _without_lead_in(text)
     g = check_grounding(text, sources, question=question)
     cites = tuple(evidence[n - 1] for n in g.cited)
     seen = tuple(sources[n - 1] for n in g.cited)
     return Synthesis(renumber(g.text, g.cited), cites, used, g, seen)
+
+
+def _without_lead_in(text: str) -> str:
+    """``text`` without a leading "Answer:" or "The direct answer is:", capitalised."""
+    rest = _LEAD_IN.sub("", text, count=1)
+    if rest == text or not rest:
+        return text
+    return rest[0].upper() + rest[1:]
 
 
 def _inline(e: Evidence) -> str:
