@@ -177,17 +177,20 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run(work: Path, sets: list[str], per_type: int, timeout: float, models: list[str], *,
-        whole: Sequence[str] = (), target: Path = ROOT / "benchmarks/results/real_model.json",
-        ) -> None:  # fmt: skip
-    """Offline, then every model, on each set's fixed subset; results to ``target``."""
-    results: dict[str, Any] = {
-        "per_type_subset": per_type, "whole_types": list(whole), "timeout_s": timeout, "sets": {}
-    }  # fmt: skip
+        target: Path = ROOT / "benchmarks/results/real_model.json") -> None:  # fmt: skip
+    """Offline, then every model, on each set's fixed subset; results to ``target``.
+
+    A set is ``NAME:STORE:CORPUS[:K[:TYPE+TYPE]]``: the first ``K`` questions of each
+    type (``per_type`` without it), every question of the types after the last colon.
+    """
+    results: dict[str, Any] = {"per_type_subset": per_type, "timeout_s": timeout, "sets": {}}
     for spec in sets:
-        name, _store, _corpus, *k = spec.split(":")
+        name, _store, _corpus, *rest = spec.split(":")
+        k = int(rest[0]) if rest else per_type
+        whole = rest[1].split("+") if len(rest) > 1 else []
         qa = work / f"{name}-subset.jsonl"
-        ids = subset(SHARED / "eval" / f"{name}.jsonl", int(k[0]) if k else per_type, qa, whole)
-        results["sets"][name] = {"ids": ids, "modes": {}}
+        ids = subset(SHARED / "eval" / f"{name}.jsonl", k, qa, whole)
+        results["sets"][name] = {"ids": ids, "per_type": k, "whole_types": whole, "modes": {}}
     for mode in ["offline", *models]:
         server = Server(work, mode, 8090) if mode != "offline" else None
         try:
@@ -274,7 +277,8 @@ def main() -> None:
     s.add_argument("--dir", type=Path, required=True)
     r = sub.add_parser("run")
     r.add_argument("--dir", type=Path, required=True)
-    r.add_argument("--set", action="append", required=True, metavar="NAME:STORE:CORPUS[:K]")
+    spec = "NAME:STORE:CORPUS[:K[:TYPE+TYPE]]"
+    r.add_argument("--set", action="append", required=True, metavar=spec)
     r.add_argument("--per-type", type=int, default=2)
     r.add_argument("--timeout", type=float, default=600.0)
     r.add_argument("--models", nargs="*", default=list(MODELS))
@@ -297,8 +301,7 @@ def main() -> None:
     if args.step == "setup":
         setup(args.dir)
     elif args.step == "run":
-        run(args.dir, args.set, args.per_type, args.timeout, args.models, whole=args.all_of,
-            target=args.results)  # fmt: skip
+        run(args.dir, args.set, args.per_type, args.timeout, args.models, target=args.results)
     elif args.step == "extract":
         extract(args.dir, args.model)
     else:
