@@ -349,6 +349,10 @@ class QuestionAnalysis:
         counting: a collection question that asks how many.
         vocabulary: for a collection question, stems of the ontology's label words: a
             word of the question that only says where to look ("CAS", "transport").
+        named_set: for a collection over the documents a name many of them share
+            ("How many zinc compounds ...?", "Which Acme invoices are in EUR?"): those
+            documents; the question's other words filter among them.
+        set_name: the name ``named_set`` was read from, as asked ("zinc", "acme").
     """
 
     question: str
@@ -373,6 +377,8 @@ class QuestionAnalysis:
     collection: bool = False
     counting: bool = False
     vocabulary: frozenset[str] = frozenset()
+    named_set: tuple[str, ...] = ()
+    set_name: str | None = None
 
     @property
     def answered_directly(self) -> bool:

@@ -155,3 +155,46 @@ def test_invoices_by_currency_and_by_a_bound_in_that_currency(invoices: HybridRA
 def test_the_set_a_question_names_is_no_word_to_find(rag: HybridRAG) -> None:
     # "spares" says which documents are meant; no value prints it
     assert _members(rag, "Which of the spares are made of bronze?") == {"pump-impeller"}
+
+
+# --- a name many documents share ----------------------------------------------------------
+
+FITTINGS = {
+    "brass-fitting.txt": ("Brass Fitting BF-1", "Brass", "Class 1", "0.3 kg", "Orlen Works"),
+    "brass-elbow.txt": ("Brass Elbow BE-2", "Brass", "Not classified", "0.5 kg", "Tarvik AB"),
+    "brass-tee.txt": ("Brass Tee BT-3", "Brass", "Class 2B", "0.7 kg", "Velmar"),
+    "steel-elbow.txt": ("Steel Elbow SE-4", "Steel", "Class 2B", "1.1 kg", "Velmar"),
+}
+
+
+@pytest.fixture(scope="module")
+def fittings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HybridRAG]:
+    folder = tmp_path_factory.mktemp("fittings")
+    (folder / "parts.ttl").write_text(PARTS)
+    for file, fields in FITTINGS.items():
+        (folder / file).write_text(_text(*fields))
+    with HybridRAG(folder / "store", ontology=folder / "parts.ttl", embedder="hashing") as r:
+        r.ingest_many([folder / f for f in FITTINGS], raise_errors=True)
+        yield r
+
+
+def test_a_name_many_documents_share_is_the_set_counted(fittings: HybridRAG) -> None:
+    answer = fittings.ask("How many brass pieces do we keep?")
+    assert {f.doc_id for f in answer.facts} == {"brass-fitting", "brass-elbow", "brass-tee"}
+    assert answer.text is not None and answer.text.startswith("3 ")
+    assert all(f.evidence.quote and f.evidence.page == 1 for f in answer.facts)
+
+
+def test_the_other_words_filter_among_the_named_documents(fittings: HybridRAG) -> None:
+    # the steel elbow is Class 2B too, but it is no brass part
+    assert _members(fittings, "Which brass parts are in Class 2B?") == {"brass-tee"}
+    heavy = _members(fittings, "Which brass parts have a weight above 0.4 kg?")
+    assert heavy == {"brass-elbow", "brass-tee"}
+    none = fittings.ask("Which brass parts are made of bronze?")
+    assert not none.facts and none.text is not None and "named 'brass'" in none.text
+
+
+def test_a_set_without_a_shared_name_is_read_as_before(fittings: HybridRAG) -> None:
+    # "elbows" names the set itself; no name before it: the values decide, as ever
+    assert _members(fittings, "Which parts are made by Velmar?") == {"brass-tee", "steel-elbow"}
+    assert _members(fittings, "Which of our parts are made of steel?") == {"steel-elbow"}

@@ -766,3 +766,20 @@ def test_a_toxicity_record_names_its_route_and_kind_on_lines_of_their_own() -> N
     page = "\n".join(["Product name: Examplon Ester", *heads, *record])
     got = {f.prop: f.value for f in _named([page]).facts}
     assert got["ld50Oral"].startswith("120 mg/kg") and got["ld50Dermal"] == "> 2,000 mg/kg"
+
+
+def test_a_name_read_from_the_title_is_a_fact_with_its_line(onto: Ontology) -> None:
+    # no "Product name" field: the name is the heading; it still gets a quote and a page
+    p1 = (
+        "Page 1 of 2\nNorthwind Degreaser XT\nSAFETY DATA SHEET\nSECTION 1: Identification\n"
+        "Recommended use Degreasing of metal parts\nSECTION 2: Hazards identification\n"
+        "Signal word Warning\n"
+    )
+    ex = extract_offline([Page(number=1, text=p1)], ontology=onto)
+    assert ex.subject == "Northwind Degreaser XT"
+    named = [f for f in ex.facts if f.prop == "productName"]
+    assert [(f.value, f.page) for f in named] == [("Northwind Degreaser XT", 1)]
+    assert named[0].quote in p1
+    # a labelled field already names it: no second name fact
+    labelled = extract_offline([Page(number=1, text=LABALLEY_P1)], ontology=onto)
+    assert [f.value for f in labelled.facts if f.prop == "productName"] == ["Acetone"]

@@ -52,6 +52,8 @@ def members(a: QuestionAnalysis, facts: Sequence[Fact]) -> list[Fact]:
     stated = [f for f in facts if f.status == "stated"]
     if a.threshold is not None or a.intent in ("min", "max"):
         return _typed_members(a, stated)
+    if a.named_set and not collection_phrases(a.question, a.kind_words):
+        return _named_members(a, stated)
     ids = [w for words, _whole in collection_phrases(a.question) for w in words if identifier(w)]
     if ids:  # an identifier identifies: the values that print every one the question gives
         patterns = [code_pattern(w) for w in dict.fromkeys(ids)]
@@ -62,6 +64,23 @@ def members(a: QuestionAnalysis, facts: Sequence[Fact]) -> list[Fact]:
     size, found = max(strict, key=lambda r: r[0])  # the first of equals: the asked properties
     found = found if size else _best_phrase(a, stated, loose=True)[1]
     return _with_every_code(a, found, stated)
+
+
+def _named_members(a: QuestionAnalysis, stated: Sequence[Fact]) -> list[Fact]:
+    """Each document of the named set once: its first naming value that holds the name
+    ("Zinc Oxide Powder" for "zinc"), else its first naming value."""
+    want = [stem(w) for w in tokens(a.set_name or "")]
+
+    def holds(f: Fact) -> bool:
+        return all(w in _words(f.value) for w in want)
+
+    first: dict[str, Fact] = {}
+    for f in stated:
+        if f.doc_id in a.named_set and (
+            f.doc_id not in first or (holds(f) and not holds(first[f.doc_id]))
+        ):
+            first[f.doc_id] = f
+    return [first[d] for d in a.named_set if d in first]
 
 
 def _with_every_code(a: QuestionAnalysis, found: list[Fact], stated: Sequence[Fact]) -> list[Fact]:
@@ -188,25 +207,40 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
     n = len(per_doc)
     noun = a.noun if n == 1 else plural(a.noun)
     if not per_doc:
-        return Composed(
-            f"No {a.noun} in scope states {_what(a)}.", (), True, False, "not_in_documents"
+        where = f"of the {len(a.named_set)} {plural(a.noun)} named '{a.set_name}'"
+        text = (
+            f"None {where} states {_what(a)}."
+            if a.named_set
+            else f"No {a.noun} in scope states {_what(a)}."
         )
+        return Composed(text, (), True, False, "not_in_documents")
     shown = list(per_doc.items())[:SHOWN]
-    items = "; ".join(
-        f"{fs[0].subject} ({', '.join(dict.fromkeys(clip(f.value, 120) for f in fs[:2]))} "
-        f"{cite(fs[0].evidence)})"
-        for _d, fs in shown
-    )
+    items = "; ".join(_member(fs) for _d, fs in shown)
     more = f"; and {n - len(shown)} more" if n > len(shown) else ""
+    verb = "states" if n == 1 else "state"
     if a.intent in ("min", "max") and a.threshold is None:
         word = "lowest" if a.intent == "min" else "highest"
         label = in_sentence(facts[0].predicate_label)
         head = f"The {word} {label} any {a.noun} states"
         text = f"{head}: {items}{more}."
+    elif a.named_set and not collection_phrases(a.question, a.kind_words) and not a.threshold:
+        text = f"{n} {noun} {'is' if n == 1 else 'are'} named '{a.set_name}': {items}{more}."
+    elif a.named_set:
+        among = f"of the {len(a.named_set)} {plural(a.noun)} named '{a.set_name}'"
+        text = f"{n} {among} {verb} {_what(a, facts)}: {items}{more}."
     else:
-        text = f"{n} {noun} {'states' if n == 1 else 'state'} {_what(a, facts)}: {items}{more}."
+        text = f"{n} {noun} {verb} {_what(a, facts)}: {items}{more}."
     cites = tuple(fs[0].evidence for _d, fs in per_doc.items())
     return Composed(clip(text, limit), cites, True, False)
+
+
+def _member(fs: Sequence[Fact]) -> str:
+    """One member: its name, its values (not again when the value is its name), the
+    citation."""
+    values = [v for v in dict.fromkeys(clip(f.value, 120) for f in fs[:2]) if v != fs[0].subject]
+    if not values:
+        return f"{fs[0].subject} {cite(fs[0].evidence)}"
+    return f"{fs[0].subject} ({', '.join(values)} {cite(fs[0].evidence)})"
 
 
 def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:

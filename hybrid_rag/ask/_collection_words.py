@@ -14,6 +14,7 @@ __all__ = [
     "collection_phrases",
     "collection_question",
     "counts",
+    "generic",
     "identifier",
     "over_collection",
     "search_roots",
@@ -56,6 +57,11 @@ _GENERIC = frozenset(  # generic words of asking and listing, of no domain
     produced supply supplies supplied sell sells sold ship ships shipped come comes came
     """.split()  # noqa: SIM905
 )
+
+
+def generic(word: str) -> bool:
+    """Whether a word is one of asking and listing, of no domain ("different", "our")."""
+    return word in _GENERIC or word in STOPWORDS
 
 
 def collection_question(question: str) -> bool:

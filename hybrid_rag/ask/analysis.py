@@ -10,6 +10,7 @@ from typing import Literal
 from hybrid_rag.ask._collection_words import (
     collection_question,
     counts,
+    generic,
     over_collection,
     sets,
 )
@@ -112,11 +113,15 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         intent = "procedure"  # first aid by route, firefighting, storage ...
         sections = _sections(props, ontology)
     polar = (intent in ("min", "max", "same") or category is not None) and is_polar(question)
-    collection = _collective(question, subjects, props, ontology)
+    kinds = _kind_words(ontology)
+    named = _named_set(question, index, kinds) if _set_cue(question, subjects) else None
+    collection = named is not None or _collective(question, subjects, props, ontology)
     if collection:
         subjects = ()  # "Which of our products contain <a name>?": the name is a value
     if collection:
         intent, limit, props = _over_collection(question, text, props, ontology)
+    if named is not None:
+        kinds |= set(named[0] + named[1])  # the set's words filter no value
     return QuestionAnalysis(
         question,
         subjects,
@@ -129,14 +134,64 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         polar=polar,
         polar_subject=_first_named(question, subjects) if polar else None,
         noun=document_model(ontology).document_noun,
-        kind_words=_kind_words(ontology),
+        kind_words=kinds,
         named_words=_named_words(props, ontology),
         typed=_typed(props, ontology),
         patterns=_patterns(props, ontology),
         collection=collection,
         counting=collection and counts(main_clause(question)),
         vocabulary=_vocabulary_stems(ontology) if collection else frozenset(),
+        named_set=named[2] if named is not None else (),
+        set_name=" ".join(named[0]) if named is not None else None,
     )
+
+
+_SET_CUE = re.compile(
+    r"^\s*(?:(?:for|in|of|from)\s+)?(?:which|how\s+many|list|count|find|name|show"
+    r"|what\s+is\s+the\s+(?:number|count)\s+of)\s+(?:(?:of\s+)?(?:our|my|the|all|every|any)\s+)?"
+    r"(.*)$",
+    re.I | re.S,
+)
+
+
+def _set_cue(question: str, subjects: Sequence[SubjectMatch]) -> bool:
+    """Whether the question starts as one over a set ("How many ...", "Which ...") and
+    names at most one thing (two are a comparison: "Which is denser, A or B?")."""
+    return len({m.matched for m in subjects}) <= 1 and bool(_SET_CUE.match(main_clause(question)))
+
+
+def _named_set(
+    question: str, index: SubjectIndex, kinds: frozenset[str]
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+    """``(name, kind, documents)`` when the question asks over the documents a name
+    many of them share: its set is "<name> <plural noun>" ("zinc compounds", "sodium
+    thiosulfate sheets", "Acme invoices") and two or more documents' names hold the
+    name's words in a row; the longest such name wins. ``None`` otherwise.
+    """
+    m = _SET_CUE.match(main_clause(question))
+    if m is None:
+        return None
+    toks = tokens(m.group(1))[:7]
+    while toks and generic(toks[0]):
+        toks.pop(0)  # "How many different cobalt salts"
+    acronyms = {w.lower() for w in re.findall(r"\b[A-Z]{2,}s\b", question)}  # "SDSs"
+    head = next((i for i, t in enumerate(toks) if t in acronyms or _plural(t, kinds)), 0)
+    for i in range(head, 0, -1):
+        name = toks[:i]
+        if any(generic(t) or t in kinds for t in name):
+            continue
+        docs = index.naming(name)
+        if len(docs) >= 2:
+            return tuple(name), tuple(toks[i : head + 1]), tuple(docs)
+    return None
+
+
+def _plural(word: str, kinds: frozenset[str]) -> bool:
+    """Whether a word is a plural noun: "-s" after four letters ("salts", "sheets"), or
+    a kind word's plural."""
+    if not word.isalpha() or word.endswith("ss"):
+        return False
+    return word.endswith("s") and (len(word) > 4 or word[:-1] in kinds)
 
 
 def _collective(

@@ -24,6 +24,7 @@ from hybrid_rag.errors import (
     StoreLockedError,
 )
 from hybrid_rag.models import ChainError, ChatMessage, Evidence, Fact, SparqlAttempt, Usage
+from hybrid_rag.ontology import document_model
 from hybrid_rag.protocols import BoundedQueries, GraphStore, LLMProvider, Ontology, PropertyDef
 from hybrid_rag.rdf import SparqlResult, Term, iri, literal
 from hybrid_rag.sparql import check_structure, validate_query
@@ -119,6 +120,9 @@ async def run_kg_chain(
         result.errors.append(ChainError(chain="kg", kind="empty_scope", message="no documents"))
         return result
     template = _template(analysis)
+    if analysis.collection and analysis.named_set:  # "How many zinc compounds ...?"
+        scope = [d for d in analysis.named_set if d in scope]
+        template = template or _naming_template(ontology)
     if template is not None and analysis.collection:
         await _run(template, "template", graph=graph, scope=scope, result=result, workers=workers)
         result.facts = members(analysis, result.facts)  # precision first: members only
@@ -190,6 +194,13 @@ def _template(a: QuestionAnalysis) -> str | None:
     if props:
         return fact_query(props)
     return None
+
+
+def _naming_template(ontology: Ontology) -> str | None:
+    """The values that name each document's subject (its name, its synonyms)."""
+    naming = set(document_model(ontology).naming)
+    iris = [p.iri for p in ontology.properties() if p.name in naming]
+    return fact_query(iris) if iris else None
 
 
 def _collection_template(a: QuestionAnalysis) -> str | None:

@@ -105,6 +105,26 @@ class SubjectIndex:
         """Every token of every product name this index sees."""
         return frozenset(t for lab in self._labels for t in lab.toks)
 
+    def naming(self, words: Sequence[str]) -> list[str]:
+        """Documents one of whose names holds ``words`` in a row, plurals as singulars (a
+        name many documents share: "zinc" of "Zinc Oxide" and "Zinc Chloride 1M
+        Solution"), in index order. An alias in index form ("Sulfuric acid, aluminum
+        salt": the parent's name, a comma, what it is) names no member of the parent's
+        set; the document's own (first) name always may."""
+        want = tuple(_singular(w) for w in words if w not in STOPWORDS)
+        if not want:
+            return []
+        found: dict[str, None] = {}
+        seen: set[str] = set()
+        for lab in self._labels:
+            own = lab.doc_id not in seen
+            seen.add(lab.doc_id)
+            if lab.doc_id in found or (not own and "," in lab.label):
+                continue
+            if _in_row(want, tuple(map(_singular, lab.order))):
+                found[lab.doc_id] = None
+        return list(found)
+
     def link(self, question: str) -> list[SubjectMatch]:
         """Documents whose product the question names, best first."""
         q = set(tokens(question))
@@ -234,6 +254,12 @@ def _words(question: str) -> list[tuple[str, bool]]:
 def _foreign(words: list[tuple[str, bool]], i: int, lab: _Label) -> bool:
     """Whether the word at ``i`` is a name word ``lab`` does not have."""
     return 0 <= i < len(words) and words[i][1] and words[i][0] not in lab.toks
+
+
+def _in_row(want: tuple[str, ...], seq: tuple[str, ...]) -> bool:
+    """Whether ``seq`` holds ``want`` as a run of consecutive tokens."""
+    n = len(want)
+    return any(seq[i : i + n] == want for i in range(len(seq) - n + 1))
 
 
 def _singular(token: str) -> str:

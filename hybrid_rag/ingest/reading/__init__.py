@@ -32,7 +32,7 @@ from hybrid_rag.ingest.reading._derive import (
 )
 from hybrid_rag.ingest.reading._labels import _compile
 from hybrid_rag.ingest.reading._layout import fill_from_layout
-from hybrid_rag.ingest.reading._names import _names
+from hybrid_rag.ingest.reading._names import _names, name_fact
 from hybrid_rag.ingest.reading._parts import settle_subject_columns
 from hybrid_rag.ingest.reading._scan import _scan_page
 from hybrid_rag.ingest.reading._state import _State
@@ -102,6 +102,8 @@ def extract_offline(
     warnings: list[str] = []
     if fallback:
         warnings.append(f"{NO_NAME}; using {subject!r}")
+    elif model.naming and (named := name_fact(subject, pages, found, model.naming[0])):
+        found.append(named)
     if not found:
         warnings.append("no facts found")
     facts = _with_chunks(found, pages, chunks)

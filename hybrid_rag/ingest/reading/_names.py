@@ -217,3 +217,26 @@ def _names(
         if 2 < len(a) <= 80 and a.lower() != subject.lower() and a not in out:
             out.append(a)
     return subject, tuple(out[:_MAX_ALIASES]), fallback
+
+
+def name_fact(
+    subject: str, pages: Sequence[Page], facts: Sequence[ExtractedFact], prop: str
+) -> ExtractedFact | None:
+    """The subject's name as a fact of ``prop`` (the first naming property), read from
+    the line of the first two pages that prints it, when no stated fact of ``prop``
+    exists (a name read from the title, not from a labelled field): so every document's
+    name has a quote and a page. ``None`` when no line prints it."""
+    if any(f.prop == prop and f.status == "stated" for f in facts):
+        return None
+    words = [re.escape(w) for w in subject.split()]
+    if not words:
+        return None
+    pattern = re.compile(r"(?<!\w)" + r"[\s,]+".join(words) + r"(?!\w)", re.I)
+    for page in pages[:2]:
+        for line in page.text.splitlines():
+            m = pattern.search(line)
+            if m is not None and len(line.strip()) <= 3 * len(m.group(0)) + 40:
+                return ExtractedFact(
+                    prop=prop, value=m.group(0), quote=line.strip(), page=page.number
+                )
+    return None
