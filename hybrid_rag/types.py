@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
-from hybrid_rag.ask.grammar import Threshold
+from hybrid_rag.ask.grammar import DateSpan, Threshold
 from hybrid_rag.ask.linking import SubjectIndex, SubjectMatch, without_names
 from hybrid_rag.text import tokens
 
@@ -353,6 +353,8 @@ class QuestionAnalysis:
             ("How many zinc compounds ...?", "Which Acme invoices are in EUR?"): those
             documents; the question's other words filter among them.
         set_name: the name ``named_set`` was read from, as asked ("zinc", "acme").
+        period: for a collection ``filter`` on a date ("revised in 2023", "dated
+            December 2021"): the span the asked date property's typed value must fall in.
     """
 
     question: str
@@ -379,6 +381,7 @@ class QuestionAnalysis:
     vocabulary: frozenset[str] = frozenset()
     named_set: tuple[str, ...] = ()
     set_name: str | None = None
+    period: DateSpan | None = None
 
     @property
     def answered_directly(self) -> bool:

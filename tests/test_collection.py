@@ -167,12 +167,24 @@ FITTINGS = {
 }
 
 
+REVISED = {  # printed as each maker prints dates
+    "brass-fitting.txt": "03/14/2023",
+    "brass-elbow.txt": "2021-11-02",
+    "brass-tee.txt": "July 5, 2023",
+    "steel-elbow.txt": "12.01.2023",
+}
+DATED = """
+pt:revisionDate a owl:DatatypeProperty ; rdfs:label "Revision date" ;
+    rdfs:domain pt:SparePart ; rdfs:range xsd:date .
+"""
+
+
 @pytest.fixture(scope="module")
 def fittings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HybridRAG]:
     folder = tmp_path_factory.mktemp("fittings")
-    (folder / "parts.ttl").write_text(PARTS)
+    (folder / "parts.ttl").write_text(PARTS + DATED)
     for file, fields in FITTINGS.items():
-        (folder / file).write_text(_text(*fields))
+        (folder / file).write_text(_text(*fields) + f"Revision date: {REVISED[file]}\n")
     with HybridRAG(folder / "store", ontology=folder / "parts.ttl", embedder="hashing") as r:
         r.ingest_many([folder / f for f in FITTINGS], raise_errors=True)
         yield r
@@ -198,3 +210,20 @@ def test_a_set_without_a_shared_name_is_read_as_before(fittings: HybridRAG) -> N
     # "elbows" names the set itself; no name before it: the values decide, as ever
     assert _members(fittings, "Which parts are made by Velmar?") == {"brass-tee", "steel-elbow"}
     assert _members(fittings, "Which of our parts are made of steel?") == {"steel-elbow"}
+
+
+def test_a_date_is_a_typed_value_to_filter_and_sort_on(fittings: HybridRAG) -> None:
+    in_2023 = _members(fittings, "Which parts were revised in 2023?")
+    assert in_2023 == {"brass-fitting", "brass-tee", "steel-elbow"}  # 12.01.2023: January
+    assert _members(fittings, "Which brass parts were revised in July 2023?") == {"brass-tee"}
+    assert _members(fittings, "Which parts were revised before 2022?") == {"brass-elbow"}
+    oldest = fittings.ask("Which part has the oldest revision date?")
+    assert {f.doc_id for f in oldest.facts} == {"brass-elbow"}
+    assert oldest.text is not None and "earliest" in oldest.text
+
+
+def test_words_set_off_after_the_set_describe_it_and_filter_nothing(
+    fittings: HybridRAG,
+) -> None:
+    members = _members(fittings, "How many brass parts, elbows and tees alike, do we keep?")
+    assert members == {"brass-fitting", "brass-elbow", "brass-tee"}

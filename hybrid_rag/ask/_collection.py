@@ -52,6 +52,8 @@ def members(a: QuestionAnalysis, facts: Sequence[Fact]) -> list[Fact]:
     stated = [f for f in facts if f.status == "stated"]
     if a.threshold is not None or a.intent in ("min", "max"):
         return _typed_members(a, stated)
+    if a.period is not None:
+        return _dated_members(a, stated)
     if a.named_set and not collection_phrases(a.question, a.kind_words):
         return _named_members(a, stated)
     ids = [w for words, _whole in collection_phrases(a.question) for w in words if identifier(w)]
@@ -64,6 +66,22 @@ def members(a: QuestionAnalysis, facts: Sequence[Fact]) -> list[Fact]:
     size, found = max(strict, key=lambda r: r[0])  # the first of equals: the asked properties
     found = found if size else _best_phrase(a, stated, loose=True)[1]
     return _with_every_code(a, found, stated)
+
+
+def _dated_members(a: QuestionAnalysis, stated: Sequence[Fact]) -> list[Fact]:
+    """The typed dates of the asked date properties (any date, when none is asked) that
+    fall in the question's span."""
+    asked = {p.name for p in a.properties if p.name in a.typed}
+    span = a.period
+    return [
+        f
+        for f in stated
+        if f.unit == "date"
+        and f.number is not None
+        and (not asked or f.predicate in asked)
+        and span is not None
+        and span.holds(f.number)
+    ]
 
 
 def _named_members(a: QuestionAnalysis, stated: Sequence[Fact]) -> list[Fact]:
@@ -219,7 +237,7 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
     more = f"; and {n - len(shown)} more" if n > len(shown) else ""
     verb = "states" if n == 1 else "state"
     if a.intent in ("min", "max") and a.threshold is None:
-        word = "lowest" if a.intent == "min" else "highest"
+        word = _EXTREMES[(a.intent, facts[0].unit == "date")]
         label = in_sentence(facts[0].predicate_label)
         head = f"The {word} {label} any {a.noun} states"
         text = f"{head}: {items}{more}."
@@ -243,7 +261,17 @@ def _member(fs: Sequence[Fact]) -> str:
     return f"{fs[0].subject} ({', '.join(values)} {cite(fs[0].evidence)})"
 
 
+_TIME_WORD = re.compile(r"(?:in|of|from|dated|during|since|after|before|until|by|on)\b", re.I)
+_EXTREMES = {("min", False): "lowest", ("max", False): "highest"}
+_EXTREMES |= {("min", True): "earliest", ("max", True): "latest"}
+
+
 def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
+    if a.period is not None:
+        dates = [p for p in a.properties if p.name in a.typed]
+        label = in_sentence(dates[0].label) if dates else "date"
+        said = a.period.said if _TIME_WORD.match(a.period.said) else f"in {a.period.said}"
+        return f"{'an' if label[:1] in 'aeiou' else 'a'} {label} {said}"
     if a.threshold is not None and a.properties:
         t = a.threshold
         said = f"{'above' if t.op == '>' else 'below'} {t.value:g}{unit_text(t.unit)}"

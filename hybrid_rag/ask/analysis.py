@@ -17,8 +17,10 @@ from hybrid_rag.ask._collection_words import (
 from hybrid_rag.ask._wh import by_question_word
 from hybrid_rag.ask.grammar import (
     COMPARISON_WORDS,
+    DateSpan,
     Threshold,
     comparison_words,
+    date_span,
     is_polar,
     main_clause,
     threshold,
@@ -118,8 +120,10 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     collection = named is not None or _collective(question, subjects, props, ontology)
     if collection:
         subjects = ()  # "Which of our products contain <a name>?": the name is a value
+    period = None
     if collection:
         intent, limit, props = _over_collection(question, text, props, ontology)
+        period = _period(question, props, ontology) if intent == "filter" and not limit else None
     if named is not None:
         kinds |= set(named[0] + named[1])  # the set's words filter no value
     return QuestionAnalysis(
@@ -142,8 +146,21 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         counting=collection and counts(main_clause(question)),
         vocabulary=_vocabulary_stems(ontology) if collection else frozenset(),
         named_set=named[2] if named is not None else (),
+        period=period,
         set_name=" ".join(named[0]) if named is not None else None,
     )
+
+
+def _period(question: str, props: Sequence[PropertyDef], ontology: Ontology) -> DateSpan | None:
+    """The span a collection question bounds the asked date by ("first issued in
+    2019"), when the question asks a date property, or dates with no property named
+    ("an SDS dated December 2021": any date of the document)."""
+    dated = [p for p in props if _kind(p.name, ontology) == "date"]
+    return date_span(question, asked_date=bool(dated)) if dated or not props else None
+
+
+def _kind(name: str, ontology: Ontology) -> str | None:
+    return ontology.value_kind(name) if isinstance(ontology, OntologyMatching) else None
 
 
 _SET_CUE = re.compile(
@@ -182,8 +199,17 @@ def _named_set(
             continue
         docs = index.naming(name)
         if len(docs) >= 2:
-            return tuple(name), tuple(toks[i : head + 1]), tuple(docs)
+            kind = toks[i : head + 1] + _apposition(m.group(1), toks[head])
+            return tuple(name), tuple(kind), tuple(docs)
     return None
+
+
+def _apposition(text: str, head: str) -> list[str]:
+    """The words set off by commas right after the set's noun, which say more of the
+    set, not what its members must state ("sodium thiosulfate sheets, solids and
+    solutions, are there")."""
+    m = re.search(rf"\b{re.escape(head)}\s*,([^,;:?]+),", text, re.I)
+    return tokens(m.group(1)) if m else []
 
 
 def _plural(word: str, kinds: frozenset[str]) -> bool:

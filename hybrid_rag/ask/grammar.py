@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 from typing import Literal
 
 __all__ = [
     "COMPARISON_WORDS",
+    "DateSpan",
     "Direction",
     "Threshold",
     "comparison_direction",
     "comparison_words",
     "creative_request",
+    "date_span",
     "is_polar",
     "main_clause",
     "threshold",
@@ -130,6 +133,87 @@ def threshold(text: str) -> Threshold | None:
     if unit and unit.lower().startswith("deg"):
         unit = "°" + unit[-1].upper()
     return Threshold(">" if m.group("above") else "<", value, unit)
+
+
+@dataclass(frozen=True, slots=True)
+class DateSpan:
+    """A time a question asks about: ``[start, end)`` in days since 1970-01-01 (the
+    typed value of a date), and the words that said it ("in December 2021")."""
+
+    start: float
+    end: float
+    said: str
+
+    def holds(self, day: float) -> bool:
+        """Whether a date (days since 1970-01-01) falls in the span."""
+        return self.start <= day < self.end
+
+
+_MONTH_NAMES = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_SPAN = re.compile(
+    rf"\b(?:(?P<rel>in|of|from|dated|during|since|after|before|until|by|on)\s+)?"
+    rf"(?:(?P<month>{_MONTH})\s+)?(?P<year>(?:19|20)\d{{2}})\b(?![-/.]\d)",
+    re.I,
+)
+_DATE_VERB = re.compile(
+    r"\b(?:dated|issued|revised|revision|updated|prepared|effective|released|published)\b",
+    re.I,
+)
+_EPOCH = date(1970, 1, 1)
+
+
+def date_span(text: str, *, asked_date: bool) -> DateSpan | None:
+    """The month or year a question bounds a date by ("revised in 2023", "dated
+    December 2021", "issued before 2015", "since March 2020"), or ``None``.
+
+    Only when the question asks a date (``asked_date``: a date property is asked) or
+    says one with a word of dating ("dated", "issued", "revised"): a bare year is no
+    date in "the 2019 edition of the standard".
+    """
+    if not asked_date and not _DATE_VERB.search(text):
+        return None
+    m = _SPAN.search(text)
+    if m is None:
+        return None
+    year = int(m.group("year"))
+    month = _month(m.group("month"))
+    if month is None and m.group("month"):
+        return None
+    first = date(year, month or 1, 1)
+    after = date(year + (month == 12), month % 12 + 1, 1) if month else date(year + 1, 1, 1)
+    start, end = float((first - _EPOCH).days), float((after - _EPOCH).days)
+    rel = (m.group("rel") or "").lower()
+    if rel == "after":
+        start, end = end, float("inf")
+    elif rel == "since":
+        end = float("inf")
+    elif rel == "before":
+        start, end = float("-inf"), start
+    elif rel in ("until", "by"):
+        start = float("-inf")
+    return DateSpan(start, end, m.group(0).strip())
+
+
+def _month(word: str | None) -> int | None:
+    """The month a name or abbreviation says ("Dec", "December"), else ``None``."""
+    if not word:
+        return None
+    w = word.rstrip(".").lower()
+    return next((i for i, n in enumerate(_MONTH_NAMES, 1) if n.startswith(w)), None)
 
 
 @dataclass(frozen=True, slots=True)

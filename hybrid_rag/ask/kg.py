@@ -71,6 +71,7 @@ def fact_query(
     contains: Sequence[str] = (),
     facts: Sequence[str] = (),
     any_of: Sequence[str] = (),
+    dated: bool = False,
 ) -> str:
     """The template SELECT over ``hr:Fact`` nodes; every input is escaped by construction.
 
@@ -80,6 +81,7 @@ def fact_query(
         contains: lower-case words every matching value must contain.
         facts: fact IRIs to restrict to (used to load provenance for LLM-found facts).
         any_of: lower-case strings one of which every matching value must contain.
+        dated: only the values typed as dates.
     """
     parts = [f"SELECT {_SELECT} WHERE {{"]
     if facts:  # first, so the engine starts from the given nodes
@@ -94,6 +96,8 @@ def fact_query(
         parts.append(f"  FILTER({either})")
     if order:
         parts.append('  FILTER(BOUND(?number) && ?status = "stated")')
+    if dated:
+        parts.append('  FILTER(BOUND(?number) && STR(?unit) = "date")')
     parts.append("}")
     parts.append(f"ORDER BY {order}(?number) ?doc" if order else "ORDER BY ?doc ?page")
     return "\n".join(parts)
@@ -208,6 +212,8 @@ def _collection_template(a: QuestionAnalysis) -> str | None:
     a bound or an extreme, else the values that hold a word of its phrases."""
     if a.threshold is not None or a.intent in ("min", "max"):
         return fact_query([a.properties[0].iri]) if a.properties else None
+    if a.period is not None:  # the asked dates, or any date the documents state
+        return fact_query([p.iri for p in a.properties if p.name in a.typed], dated=True)
     roots = search_roots(collection_phrases(a.question, a.kind_words), a.vocabulary)
     return fact_query([], any_of=roots) if roots else None
 

@@ -181,12 +181,16 @@ def _collection_route(question: str, a: QuestionAnalysis, scope: ScopeView) -> Q
     supervisor first; ``collection`` stays set, so printed words are terms to look for)."""
     unknown = _unknown_name(question, scope)
     known = _ontology_words(scope.ontology) | _property_words(scope.ontology) | STOPWORDS
+    known |= a.kind_words  # with the words of a named set ("cobalt SDSs")
+    known |= set(tokens(a.period.said)) if a.period is not None else set()  # "December 2021"
     words = [t for t in tokens(unknown or "") if not any(c.isdigit() for c in t)]
     if unknown is not None and any(t not in known for t in words):
         reason = f"Not found: no document is about {unknown}."  # "Hazard Class 2B" is a value
         out = _direct(question, "out_of_scope", reason)
         return replace(out, missing=(unknown,), unlinked=(unknown,), collection=True)
-    if a.properties or _content_words(question) & scope.printed or _known_words(question, scope):
+    if a.properties or a.period is not None or a.named_set:
+        return a
+    if _content_words(question) & scope.printed or _known_words(question, scope):
         return a
     known = _ontology_words(scope.ontology) | _subject_words(scope)
     phrases = [w for w, _whole in collection_phrases(question, a.kind_words)]
