@@ -116,6 +116,7 @@ def collection_phrases(
     m = _SET_NOUN.search(question)
     if m and tokens(question).count(m.group(1).lower()) == 1:
         skip |= {m.group(1).lower()}  # "Which of the cleaners ...": the set, not a value
+    question = _COUNT.sub(" ", question, count=1)  # "what is the number of": the asking
     found: list[tuple[tuple[str, ...], bool]] = []
     texts = [(m.group(1), True) for m in _QUOTED.finditer(question)]
     texts += [(m.group(1), True) for m in _PAREN.finditer(question)]

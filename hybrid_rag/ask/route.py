@@ -276,10 +276,15 @@ def _unknown_name(question: str, scope: ScopeView) -> str | None:
         if i > 0 and _unknown_code(w, words[i - 1], known, scope.ontology):
             return _name_around(question, words, i)
         toks = [t for t in tokens(w) if t.isalpha()]
-        if i == 0 or not w[0].isupper() or not toks or any(t in known for t in toks):
+        if i == 0 or not w[0].isupper() or not toks or any(_known(t, known) for t in toks):
             continue
         return _name_around(question, words, i)
     return None
+
+
+def _known(token: str, known: set[str] | frozenset[str]) -> bool:
+    """Whether a word, or the singular of its plural, is known ("SDSs" of "SDS")."""
+    return token in known or (token.endswith("s") and token[:-1] in known)
 
 
 def _unlinked_name(question: str, scope: ScopeView) -> str | None:

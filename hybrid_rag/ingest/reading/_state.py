@@ -77,23 +77,37 @@ _ENTRY = re.compile(r"(\d{1,2})\s*[:.)]\s+(\S.*)")  # "1: 08/01/2023", "2) 11/12
 def _latest_entries(facts: list[ExtractedFact], props: dict[str, _Prop]) -> list[ExtractedFact]:
     """Numbered entries of one label ("Revision 1: 08/01/2023", "Revision 2: 11/12/2024"):
     only the highest-numbered one is kept, in the first one's place, its number taken off
-    the value. Procedures keep their numbered steps."""
+    the value (a date's value is the date alone: its number is read from the quote).
+    Procedures keep their numbered steps."""
     best: dict[str, tuple[int, ExtractedFact]] = {}  # prop -> (number, fact without it)
+    numbered: set[int] = set()  # the facts that are numbered entries
     for f in facts:
-        m = _ENTRY.fullmatch(f.value) if f.status == "stated" and not f.object_label else None
         prop = props.get(f.prop)
-        if m is None or prop is None or prop.kind in ("procedure", "date"):
-            continue  # steps stay numbered; "7. Mai 2014" is a date, not entry 7
-        if int(m.group(1)) > best.get(f.prop, (-1, f))[0]:
-            best[f.prop] = (int(m.group(1)), replace(f, value=m.group(2)))
+        entry = _entry(f, prop) if prop is not None and f.status == "stated" else None
+        if entry is None:
+            continue
+        numbered.add(id(f))
+        if entry[0] > best.get(f.prop, (-1, f))[0]:
+            best[f.prop] = entry
     out: list[ExtractedFact] = []
     for f in facts:
-        entry = best.get(f.prop)
-        if entry is None or f.status != "stated" or not _ENTRY.fullmatch(f.value):
+        chosen = best.get(f.prop)
+        if chosen is None or id(f) not in numbered:
             out.append(f)
-        elif entry[1] not in out:
-            out.append(entry[1])
+        elif chosen[1] not in out:
+            out.append(chosen[1])
     return out
+
+
+def _entry(f: ExtractedFact, prop: _Prop) -> tuple[int, ExtractedFact] | None:
+    """``(number, the fact without it)`` for a numbered entry, else ``None``."""
+    if f.object_label or prop.kind == "procedure":
+        return None  # steps stay numbered
+    if prop.kind == "date":  # "7. Mai 2014" is a date, not entry 7: the number precedes it
+        m = re.search(rf"(?<![\d/.-])(\d{{1,2}})\s*[:.)]\s+{re.escape(f.value)}", f.quote)
+        return (int(m.group(1)), f) if m else None
+    m = _ENTRY.fullmatch(f.value)
+    return (int(m.group(1)), replace(f, value=m.group(2))) if m else None
 
 
 def _cap(fact: ExtractedFact, prop: _Prop | None) -> int:
