@@ -32,7 +32,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -664,9 +664,9 @@ def _from_graph(graph: Any, *, source: str, order: dict[str, int] | None = None)
 
 
 def _dated_by_number(onto: TurtleOntology, order: dict[str, int]) -> None:
-    """The default ``readFrom`` of the subject's first declared date property: the
-    identifier named after the subject's class ("Invoice No. 123 of 2 July 2015"), else
-    its first declared identifier."""
+    """The subject's first declared date property: the document model's ``dating``, and
+    its default ``readFrom``, the identifier named after the subject's class ("Invoice
+    No. 123 of 2 July 2015"), else its first declared identifier."""
     model = onto.document_model()
     own = [p for p in onto.properties() if _local(p.domain or "") == model.subject_class]
     own.sort(key=lambda p: order.get(p.name, 1 << 30))
@@ -679,6 +679,8 @@ def _dated_by_number(onto: TurtleOntology, order: dict[str, int]) -> None:
     ident = ids[0].name if ids else None  # the document's own number first
     if date is not None and ident is not None and date not in onto._read_from:
         onto._read_from[date] = (ident,)
+    if date is not None:
+        onto._model = replace(model, dating=date)
 
 
 def _prefix(graph: Any, namespace: str) -> str:

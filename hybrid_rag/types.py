@@ -75,6 +75,10 @@ class DocumentModel:
             items, components): each one is an entity of its own with its properties.
         document_noun: how answers call one document ("invoice", "sheet"; default
             "document").
+        dating: the property holding the document's own date (the subject's first
+            declared date property: an invoice's date, a sheet's revision date), which
+            "the most recent" and "the oldest" of the documents sort on; ``None`` if
+            it has none.
     """
 
     subject_class: str | None = None
@@ -82,6 +86,7 @@ class DocumentModel:
     identifying: tuple[str, ...] = ()
     parts: tuple[tuple[str, str], ...] = ()
     document_noun: str = "document"
+    dating: str | None = None
 
     def part_classes(self) -> tuple[str, ...]:
         """The classes of the subject's repeated parts."""

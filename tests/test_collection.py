@@ -227,3 +227,18 @@ def test_words_set_off_after_the_set_describe_it_and_filter_nothing(
 ) -> None:
     members = _members(fittings, "How many brass parts, elbows and tees alike, do we keep?")
     assert members == {"brass-fitting", "brass-elbow", "brass-tee"}
+
+
+def test_the_newest_document_sorts_on_its_own_date(fittings: HybridRAG) -> None:
+    # no date named: the subject's first declared date property (DocumentModel.dating)
+    assert fittings.ontology.document_model().dating == "revisionDate"  # type: ignore[attr-defined]
+    newest = fittings.ask("What is our newest part?")
+    assert {f.doc_id for f in newest.facts} == {"brass-tee"}
+    assert newest.text is not None and "latest" in newest.text
+
+
+def test_the_most_recent_invoice_is_the_latest_invoice_date(invoices: HybridRAG) -> None:
+    latest = invoices.ask("Which is the most recent invoice we hold?")
+    assert {f.doc_id for f in latest.facts} == {"oyo"}  # 31/12/2017, not a due date
+    dated = invoices.ask("Which invoices were issued in 2015?")
+    assert {f.doc_id for f in dated.facts} == {"FlipkartInvoice", "free_fiber"}

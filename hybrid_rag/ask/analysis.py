@@ -86,6 +86,8 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     text = norm(question)
     start = norm(main_clause(question))  # how the question starts, past a lead-in
     props = by_question_word(asked, start, props, ontology, match_properties)
+    if not props and not subjects and _RECENCY.search(text):
+        props = _dating(ontology)  # "the most recent invoice": by the document's own date
     terms = _filter_terms(question)
     said: str | None = None
     sections: tuple[int, ...] = ()
@@ -149,6 +151,16 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         period=period,
         set_name=" ".join(named[0]) if named is not None else None,
     )
+
+
+_RECENCY = re.compile(r"\b(?:most\s+recent(?:ly)?|least\s+recent|latest|newest|oldest|earliest)\b")
+
+
+def _dating(ontology: Ontology) -> tuple[PropertyDef, ...]:
+    """The property holding the documents' own date (``DocumentModel.dating``), for "the
+    most recent" of them."""
+    name = document_model(ontology).dating
+    return tuple(p for p in ontology.properties() if p.name == name)
 
 
 def _period(question: str, props: Sequence[PropertyDef], ontology: Ontology) -> DateSpan | None:
