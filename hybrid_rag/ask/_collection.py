@@ -261,7 +261,8 @@ def _member(fs: Sequence[Fact]) -> str:
     return f"{fs[0].subject} ({', '.join(values)} {cite(fs[0].evidence)})"
 
 
-_TIME_WORD = re.compile(r"(?:in|of|from|dated|during|since|after|before|until|by|on)\b", re.I)
+_TIME_WORD = re.compile(r"(?:in|since|after|before|until|by)\b", re.I)
+_AT_TIME = re.compile(r"^(?:of|from|dated|during|on)\s+", re.I)
 _EXTREMES = {("min", False): "lowest", ("max", False): "highest"}
 _EXTREMES |= {("min", True): "earliest", ("max", True): "latest"}
 
@@ -270,7 +271,8 @@ def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
     if a.period is not None:
         dates = [p for p in a.properties if p.name in a.typed]
         label = in_sentence(dates[0].label) if dates else "date"
-        said = a.period.said if _TIME_WORD.match(a.period.said) else f"in {a.period.said}"
+        said = _AT_TIME.sub("", a.period.said)  # "dated December 2021": in it
+        said = said if _TIME_WORD.match(said) else f"in {said}"
         return f"{'an' if label[:1] in 'aeiou' else 'a'} {label} {said}"
     if a.threshold is not None and a.properties:
         t = a.threshold
