@@ -224,6 +224,9 @@ def test_fallback_name_from_source(onto: Ontology) -> None:
         (">= 100 °C", "temperature", "°C", (100.0, "°C")),
         ("2 - 8 °C", "temperature", "°C", (2.0, "°C")),
         ("212 °F", "temperature", "°C", (100.0, "°C")),
+        # another quantity first: the temperature is its condition, no value of this one
+        ("120 hPa (50°C)", "temperature", "°C", (None, None)),
+        ("3.2 kPa at 20 °C", "temperature", "°C", (None, None)),
         ("> 13", "range", None, (13.0, None)),
         ("245.3 hPa (184.0 mmHg) at 20.0 °C", "number", "mmHg", (184.0, "mmHg")),
         ("5 ppm 9 mg/m3", "number", "ppm", (5.0, "ppm")),

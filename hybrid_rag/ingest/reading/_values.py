@@ -101,7 +101,17 @@ def parse_quantity(value: str, *, kind: str, unit: str | None) -> tuple[float | 
     return None, None
 
 
+_OTHER_QUANTITY_FIRST = re.compile(
+    r"^\W*[<>≤≥~]?\s*\d[\d.,]*\s*(?:[hk]?Pa|mbar|bar|mm\s?Hg|torr|psi|atm|%|ppm|[mk]?g/|mPa)",
+    re.I,
+)
+"""A value that leads with another quantity ("120 hPa (50 °C)"): its temperature is
+the condition that quantity was measured at, not the property's value."""
+
+
 def _parse_temperature(value: str) -> tuple[float | None, str | None]:
+    if _OTHER_QUANTITY_FIRST.search(value):
+        return None, None
     fahrenheit: float | None = None
     for m in _TEMP.finditer(value):
         num = _to_float(m.group("a"))
