@@ -242,3 +242,13 @@ def test_the_most_recent_invoice_is_the_latest_invoice_date(invoices: HybridRAG)
     assert {f.doc_id for f in latest.facts} == {"oyo"}  # 31/12/2017, not a due date
     dated = invoices.ask("Which invoices were issued in 2015?")
     assert {f.doc_id for f in dated.facts} == {"FlipkartInvoice", "free_fiber"}
+
+
+def test_a_lookup_of_a_shared_name_gives_each_document_its_value(fittings: HybridRAG) -> None:
+    shared = fittings.ask("What is the material of an elbow?")
+    assert {f.doc_id for f in shared.facts} == {"brass-elbow", "steel-elbow"}
+    assert shared.text is not None and "Brass on 1" in shared.text and "Steel on 1" in shared.text
+    grouped = fittings.ask("What material is brass made of?")  # every brass part: one value
+    assert grouped.text is not None and "Brass on 3" in grouped.text
+    one = fittings.ask("What is the material of the Brass Elbow BE-2?")  # names one part
+    assert {f.doc_id for f in one.facts} == {"brass-elbow"}

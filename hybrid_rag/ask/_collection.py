@@ -49,6 +49,9 @@ def members(a: QuestionAnalysis, facts: Sequence[Fact]) -> list[Fact]:
     "GHS"); when no phrase matched, the question's clauses without the words of the
     ontology's labels ("UN1262 in the transport section": the value is "UN1262").
     """
+    if a.intent == "lookup" and a.named_set:  # "the UN number for ethanol": every sheet's
+        asked = {p.name for p in a.properties}
+        return [f for f in facts if f.doc_id in a.named_set and f.predicate in asked]
     stated = [f for f in facts if f.status == "stated"]
     if a.threshold is not None or a.intent in ("min", "max"):
         return _typed_members(a, stated)
@@ -219,6 +222,8 @@ def _prints(clause: str, patterns: Sequence[re.Pattern[str]]) -> bool:
 
 def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
     """The count, then the members with their values and citations."""
+    if a.intent == "lookup" and a.named_set:
+        return _per_value(a, facts, limit)
     per_doc: dict[str, list[Fact]] = {}
     for f in facts:
         per_doc.setdefault(f.doc_id, []).append(f)
@@ -249,6 +254,39 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
     else:
         text = f"{n} {noun} {verb} {_what(a, facts)}: {items}{more}."
     cites = tuple(fs[0].evidence for _d, fs in per_doc.items())
+    return Composed(clip(text, limit), cites, True, False)
+
+
+_PER_VALUE = 3
+"""Documents a grouped answer's text names per value (``Answer.facts`` holds all)."""
+
+
+def _per_value(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
+    """Each named document's value of the asked property, grouped when equal ("UN1170
+    on 9 sheets: ...; UN1987 on 2 sheets: ..."), and how many state none."""
+    label = in_sentence(a.properties[0].label) if a.properties else "value"
+    among = f"the {len(a.named_set)} {plural(a.noun)} named '{a.set_name}'"
+    first: dict[str, Fact] = {}
+    for f in facts:
+        if f.status == "stated":
+            first.setdefault(f.doc_id, f)
+    if not first:
+        text = f"None of {among} states {'an' if label[:1] in 'aeiou' else 'a'} {label}."
+        return Composed(text, (), True, False, "not_in_documents")
+    groups: dict[str, list[Fact]] = {}
+    for f in first.values():
+        groups.setdefault(re.sub(r"\W+", "", f.value.casefold()), []).append(f)
+    parts = []
+    for fs in sorted(groups.values(), key=len, reverse=True):
+        noun = a.noun if len(fs) == 1 else plural(a.noun)
+        names = "; ".join(f"{f.subject} {cite(f.evidence)}" for f in fs[:_PER_VALUE])
+        more = f"; and {len(fs) - _PER_VALUE} more" if len(fs) > _PER_VALUE else ""
+        parts.append(f"{clip(fs[0].value, 120)} on {len(fs)} {noun}: {names}{more}")
+    text = f"The {label} of {among}: " + ". ".join(parts) + "."
+    if silent := len(a.named_set) - len(first):
+        noun = a.noun if silent == 1 else plural(a.noun)
+        text += f" {silent} {noun} {'does' if silent == 1 else 'do'} not state one."
+    cites = tuple(f.evidence for f in first.values())
     return Composed(clip(text, limit), cites, True, False)
 
 

@@ -212,6 +212,8 @@ def _collection_template(a: QuestionAnalysis) -> str | None:
     a bound or an extreme, else the values that hold a word of its phrases."""
     if a.threshold is not None or a.intent in ("min", "max"):
         return fact_query([a.properties[0].iri]) if a.properties else None
+    if a.intent == "lookup" and a.named_set:  # each named document's values
+        return fact_query([p.iri for p in a.properties])
     if a.period is not None:  # the asked dates, or any date the documents state
         return fact_query([p.iri for p in a.properties if p.name in a.typed], dated=True)
     roots = search_roots(collection_phrases(a.question, a.kind_words), a.vocabulary)

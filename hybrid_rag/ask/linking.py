@@ -201,13 +201,16 @@ class SubjectIndex:
                     continue
                 if got > found.get(lab.doc_id, (0.0,))[0]:
                     found[lab.doc_id] = (got, lab, frozenset(lab.order[:k]), i)
-        top: dict[int, float] = {}  # per place in the question, the best-named products
-        for g, _lab, _m, i in found.values():
-            top[i] = max(g, top.get(i, 0.0))
+        # per place in the question, the products named by the most words in a row (the
+        # two "Ammonium Hydroxide ..." sheets for "ammonium hydroxide", not "Ammonium
+        # Chloride", whose one word is a larger share of its shorter name)
+        top: dict[int, int] = {}
+        for _g, _lab, m, i in found.values():
+            top[i] = max(len(m), top.get(i, 0))
         return [
             SubjectMatch(doc, lab.label, round(g, 4), m)
             for doc, (g, lab, m, i) in sorted(found.items(), key=lambda kv: (kv[1][3], kv[0]))
-            if g == top[i]
+            if len(m) == top[i]
         ]
 
 
