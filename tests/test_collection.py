@@ -252,3 +252,12 @@ def test_a_lookup_of_a_shared_name_gives_each_document_its_value(fittings: Hybri
     assert grouped.text is not None and "Brass on 3" in grouped.text
     one = fittings.ask("What is the material of the Brass Elbow BE-2?")  # names one part
     assert {f.doc_id for f in one.facts} == {"brass-elbow"}
+
+
+def test_a_code_of_the_asked_property_decides_when_no_value_prints_the_other_words(
+    rag: HybridRAG,
+) -> None:
+    # "main" and "rating" are printed nowhere: the hazard class's own code decides, whole
+    members = _members(rag, "How many spares have a main hazard class rating of 2B?")
+    assert members == {"gear-housing", "pump-impeller"}
+    assert _members(rag, "How many spares have a main hazard class rating of 7?") == set()

@@ -68,7 +68,30 @@ def members(a: QuestionAnalysis, facts: Sequence[Fact]) -> list[Fact]:
     strict = [_best_phrase(a, pool, loose=False) for pool in ([own, stated] if own else [stated])]
     size, found = max(strict, key=lambda r: r[0])  # the first of equals: the asked properties
     found = found if size else _best_phrase(a, stated, loose=True)[1]
+    if not found and own:  # "whose primary DOT hazard class is 6.1": the asked value's code
+        found = _coded(a, own)
     return _with_every_code(a, found, stated)
+
+
+def _coded(a: QuestionAnalysis, own: Sequence[Fact]) -> list[Fact]:
+    """The asked properties' values a clause of which says the codes the question gives
+    and nothing but the property's own words ("Class 2B", "6.1"; not "8 (6.1)", whose
+    6.1 is a subsidiary): for a question whose other words no value prints ("primary",
+    "poison")."""
+    codes = {w for words, _whole in collection_phrases(a.question) for w in words if code(w)}
+    patterns = [code_pattern(c) for c in codes]
+    if not patterns:
+        return []
+
+    def says(clause: str) -> bool:
+        rest = [t for t in tokens(clause) if stem(t) not in a.vocabulary]
+        return (
+            bool(rest)
+            and all(any(p.fullmatch(t) for p in patterns) for t in rest)
+            and all(any(p.fullmatch(t) for t in rest) for p in patterns)
+        )
+
+    return [f for f in own if any(says(c) for c in _clauses(f.value))]
 
 
 def _dated_members(a: QuestionAnalysis, stated: Sequence[Fact]) -> list[Fact]:
@@ -271,7 +294,7 @@ def _per_value(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Compos
         if f.status == "stated":
             first.setdefault(f.doc_id, f)
     if not first:
-        text = f"None of {among} states {'an' if label[:1] in 'aeiou' else 'a'} {label}."
+        text = f"The {label} is not stated in {among}."
         return Composed(text, (), True, False, "not_in_documents")
     groups: dict[str, list[Fact]] = {}
     for f in first.values():
@@ -325,6 +348,9 @@ def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
             all(stem(x) in v or code(x) for x in w if stem(x) not in a.vocabulary) for v in values
         )
     ]
+    codes = [x for w in phrases for x in w if code(x)]
+    if not held and codes and facts:  # matched by the asked property's code alone
+        return f"the {in_sentence(facts[0].predicate_label)} {' '.join(dict.fromkeys(codes))}"
     shown = max(held, key=len) if held else (phrases[0] if phrases else ())
     return "'" + " ".join(shown) + "'" if shown else "what was asked"
 

@@ -126,12 +126,9 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     if collection:
         intent, limit, props = _over_collection(question, text, props, ontology)
         period = _period(question, props, ontology) if intent == "filter" and not limit else None
-    if not collection and props and intent == "lookup":
-        linked_words = frozenset(t for m in subjects for t in m.matched)
-        shared = _shared_name(question, index, kinds | _named_words(props, ontology), linked_words)
-        linked = {m.doc_id for m in subjects}
-        if shared is not None and linked < set(shared[2]):  # more share it than linked
-            named, collection, subjects = shared, True, ()  # "the UN number for ethanol"
+    if not collection and not subjects and props and intent == "lookup":
+        named = _shared_name(question, index, kinds | _named_words(props, ontology))
+        collection = named is not None  # "the UN number for ethanol": per sheet named so
     if named is not None:
         kinds |= set(named[0] + named[1])  # the set's words filter no value
     return QuestionAnalysis(
@@ -223,14 +220,12 @@ def _named_set(
 
 
 def _shared_name(
-    question: str, index: SubjectIndex, skip: frozenset[str], said: frozenset[str]
+    question: str, index: SubjectIndex, skip: frozenset[str]
 ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
-    """``(name, (), documents)`` for a lookup whose name two or more documents' names
-    hold ("What is the UN number for ethanol?"): the longest run of the question's
-    words outside the asked properties' labels, holding every word a linked name
-    matched (``said``), that some document's name holds; ``None`` when that run names
-    one document only (the question names it: "Acetone, HPLC Grade", not every
-    "HPLC Grade" sheet)."""
+    """``(name, (), documents)`` for a lookup that links no document but whose name two
+    or more documents' names hold ("What is the UN number for ethanol?"): the longest
+    run of the question's words, outside the asked properties' labels, that some
+    document's name holds; ``None`` when that run names one document only."""
     runs: list[list[str]] = [[]]
     for t in tokens(main_clause(question)):
         if generic(t) or t in skip or not t.isalpha():
@@ -239,8 +234,6 @@ def _shared_name(
             runs[-1].append(t)
     spans = [r[i:j] for r in runs for i in range(len(r)) for j in range(i + 1, len(r) + 1)]
     for span in sorted(spans, key=len, reverse=True):
-        if not said <= set(span):
-            continue
         docs = index.naming(span)
         if docs:
             return (tuple(span), (), tuple(docs)) if len(docs) >= 2 else None

@@ -12,7 +12,7 @@ from hybrid_rag._prompt_vocab import describe_properties, prefix_of, relevant_pr
 from hybrid_rag._vocab import HR, RDFS_LABEL
 from hybrid_rag._workers import Workers
 from hybrid_rag.ask._collection import members
-from hybrid_rag.ask._collection_words import collection_phrases, search_roots
+from hybrid_rag.ask._collection_words import code, collection_phrases, search_roots
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.errors import (
     DamagedStoreError,
@@ -130,6 +130,9 @@ async def run_kg_chain(
     if template is not None and analysis.collection:
         await _run(template, "template", graph=graph, scope=scope, result=result, workers=workers)
         result.facts = members(analysis, result.facts)  # precision first: members only
+        if not result.facts and not result.errors and (coded := _asked_values(analysis)):
+            await _run(coded, "broadened", graph=graph, scope=scope, result=result, workers=workers)
+            result.facts = members(analysis, result.facts)
         if result.facts or result.errors or llm is None:
             return _finished(result, ontology)
         template = None  # no phrase of the question matched: the model writes SPARQL
@@ -198,6 +201,16 @@ def _template(a: QuestionAnalysis) -> str | None:
     if props:
         return fact_query(props)
     return None
+
+
+def _asked_values(a: QuestionAnalysis) -> str | None:
+    """Every value of the asked properties, for a collection filter whose words no
+    value prints but whose code the asked property's values may ("a main hazard class
+    rating of 2B")."""
+    codes = [w for words, _w in collection_phrases(a.question) for w in words if code(w)]
+    if not codes or not a.properties or a.threshold is not None or a.period is not None:
+        return None
+    return fact_query([p.iri for p in a.properties])
 
 
 def _naming_template(ontology: Ontology) -> str | None:
