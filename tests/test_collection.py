@@ -261,3 +261,9 @@ def test_a_code_of_the_asked_property_decides_when_no_value_prints_the_other_wor
     members = _members(rag, "How many spares have a main hazard class rating of 2B?")
     assert members == {"gear-housing", "pump-impeller"}
     assert _members(rag, "How many spares have a main hazard class rating of 7?") == set()
+
+
+def test_where_a_value_appears_in_our_documents_is_asked_of_all(rag: HybridRAG) -> None:
+    assert _members(rag, "Where does bronze turn up in our spares?") == {"pump-impeller"}
+    one = rag.ask("Where does the weight appear on the Seal Kit SK-12 sheet?")
+    assert {f.doc_id for f in one.facts} == {"seal-kit"}  # one named sheet: a lookup

@@ -29,6 +29,12 @@ _CUE = re.compile(
     r"is\s+there\s+any\b)",
     re.I,
 )
+_WHERE = re.compile(
+    r"^\s*where\s+(?:does|do|did|else)\b.{2,80}?\b(?:appears?|occurs?|turns?\s+up|shows?\s+up)"
+    r"\b.*\b(?:our|my|all|every|any|collection|inventory)\b",
+    re.I,
+)
+"""'Where does X appear in our sheets?': over every document, X a value to look for."""
 _COUNT = re.compile(r"^\s*(?:how\s+many|count|what\s+is\s+the\s+(?:number|count)\s+of)\b", re.I)
 _SET_NOUN = re.compile(
     r"^\s*(?:[Ww]hich|[Hh]ow\s+many|[Ll]ist|[Ff]ind|[Cc]ount|[Nn]ame|[Ss]how)\s+"
@@ -55,6 +61,7 @@ _GENERIC = frozenset(  # generic words of asking and listing, of no domain
     different distinct section sections part parts also as per both either under over
     above below within without into onto from via make makes made making produce produces
     produced supply supplies supplied sell sells sold ship ships shipped come comes came
+    turn turns turned occur occurs occurred up
     """.split()  # noqa: SIM905
 )
 
@@ -65,8 +72,9 @@ def generic(word: str) -> bool:
 
 
 def collection_question(question: str) -> bool:
-    """Whether a question starts as one about the collection ("Which ...", "How many")."""
-    return _CUE.search(question) is not None
+    """Whether a question starts as one about the collection ("Which ...", "How many",
+    "Where does X appear?")."""
+    return _CUE.search(question) is not None or _WHERE.search(question) is not None
 
 
 _OF_OURS = re.compile(r"\b(?:which|what)\s+of\s+(?:our|my|the)\s+(?!two\b|three\b)\w", re.I)
@@ -90,6 +98,8 @@ def over_collection(question: str) -> bool:
     have?" (a lookup of X)."""
     if _FOLLOWING.search(question):
         return False
+    if _WHERE.search(question):
+        return True
     return bool(_OF_OURS.search(question) or _OURS.search(question)) or bool(sets(question))
 
 
