@@ -65,7 +65,8 @@ def members(a: QuestionAnalysis, facts: Sequence[Fact]) -> list[Fact]:
         return [f for f in stated if any(_prints(c, patterns) for c in _clauses(f.value))]
     asked = {p.name for p in a.properties}
     own = [f for f in stated if f.predicate in asked]
-    strict = [_best_phrase(a, pool, loose=False) for pool in ([own, stated] if own else [stated])]
+    strict = [_best_phrase(a, own, loose=False, own=True)] if own else []
+    strict.append(_best_phrase(a, stated, loose=False))
     size, found = max(strict, key=lambda r: r[0])  # the first of equals: the asked properties
     found = found if size else _best_phrase(a, stated, loose=True)[1]
     if not found and own:  # "whose primary DOT hazard class is 6.1": the asked value's code
@@ -159,8 +160,11 @@ _NEGATION = re.compile(r"\b(?:not|no|non|none|never|neither|nor)\b", re.I)
 
 
 def _best_phrase(
-    a: QuestionAnalysis, pool: Sequence[Fact], *, loose: bool
+    a: QuestionAnalysis, pool: Sequence[Fact], *, loose: bool, own: bool = False
 ) -> tuple[int, list[Fact]]:
+    """The members of the phrase with the most required words, and that size. Among the
+    asked properties' own values (``own``) the words of their labels say which property,
+    not what its value holds ("the signal word Warning": the value "Warning")."""
     asks_negation = _NEGATION.search(a.question) is not None
     clauses = [
         (f, c, have)
@@ -171,7 +175,8 @@ def _best_phrase(
     printed = {w for _f, _c, have in clauses for w in have}
     best: list[Fact] = []
     most = 0
-    for words, whole in collection_phrases(a.question, a.kind_words):
+    ignore = a.kind_words | a.named_words if own else a.kind_words
+    for words, whole in collection_phrases(a.question, ignore):
         need = _required(a, words, whole, printed, loose=loose)
         codes = [code_pattern(w) for w in words if code(w)]
         size = len(need or ()) + 2 * len(codes)  # a code is the more precise word
@@ -231,12 +236,18 @@ def _passes(f: Fact, bound: Threshold) -> bool:
 def _same_unit(asked: str, f: Fact) -> bool:
     """Whether a value is in the bound's unit: its typed unit, or else the unit printed
     in its text ("12.5 kg")."""
-    want = asked.replace(" ", "").lower()
+    want = _plain_unit(asked)
     if want in ("°c", "°f"):
         return f.unit in ("°C", "°F")
     if f.unit is not None:
-        return f.unit.replace(" ", "").lower() == want
-    return re.search(rf"(?<![a-z]){re.escape(want)}(?![a-z])", f.value.lower()) is not None
+        return _plain_unit(f.unit) == want
+    printed = f.value.lower().replace("³", "3").replace("²", "2")
+    return re.search(rf"(?<![a-z]){re.escape(want)}(?![a-z])", printed) is not None
+
+
+def _plain_unit(text: str) -> str:
+    """A unit as compared: no spaces, lower case, superscripts as digits (g/cm³ = g/cm3)."""
+    return text.replace(" ", "").lower().replace("³", "3").replace("²", "2")
 
 
 def _prints(clause: str, patterns: Sequence[re.Pattern[str]]) -> bool:

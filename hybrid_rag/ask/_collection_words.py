@@ -61,7 +61,7 @@ _GENERIC = frozenset(  # generic words of asking and listing, of no domain
     different distinct section sections part parts also as per both either under over
     above below within without into onto from via make makes made making produce produces
     produced supply supplies supplied sell sells sold ship ships shipped come comes came
-    turn turns turned occur occurs occurred up
+    turn turns turned occur occurs occurred up among amongst
     """.split()  # noqa: SIM905
 )
 
@@ -122,7 +122,8 @@ def collection_phrases(
     ``whole`` (every word must be printed); the question's clauses (split at
     punctuation and "i.e.", parentheses kept) are not (a word that only says where to
     look may be missing)."""
-    skip = _GENERIC | STOPWORDS | set(ignore)
+    ignored = set(ignore) - _capitalised(question)  # "the signal word Danger": a value
+    skip = _GENERIC | STOPWORDS | ignored
     m = _SET_NOUN.search(question)
     if m and tokens(question).count(m.group(1).lower()) == 1:
         skip |= {m.group(1).lower()}  # "Which of the cleaners ...": the set, not a value
@@ -142,6 +143,12 @@ def collection_phrases(
         if words and all(words != w for w, _ in found):
             found.append((words, whole))
     return tuple(found)
+
+
+def _capitalised(question: str) -> set[str]:
+    """Words capitalised inside the question (not its first word): values and names."""
+    words = question.split()[1:]
+    return {w.strip(".,;:?!()\"'").lower() for w in words if w[:1].isupper() and w[1:2].islower()}
 
 
 def search_roots(

@@ -186,9 +186,16 @@ _SET_CUE = re.compile(
 )
 
 
+_AMONG = re.compile(r"^\s*(?:among|of|from)\s+(?:the|our|my|all)\s+(.*)$", re.I | re.S)
+"""A set named before the question: "Among the phosphoric acid solutions, which ..."."""
+
+
 def _set_cue(question: str, subjects: Sequence[SubjectMatch]) -> bool:
-    """Whether the question starts as one over a set ("How many ...", "Which ...") and
-    names at most one thing (two are a comparison: "Which is denser, A or B?")."""
+    """Whether the question asks over a set ("How many ...", "Which ...", "Among the
+    ..., which ...") and names at most one thing (two are a comparison: "Which is
+    denser, A or B?")."""
+    if _AMONG.match(question):
+        return True
     return len({m.matched for m in subjects}) <= 1 and bool(_SET_CUE.match(main_clause(question)))
 
 
@@ -200,7 +207,7 @@ def _named_set(
     thiosulfate sheets", "Acme invoices") and two or more documents' names hold the
     name's words in a row; the longest such name wins. ``None`` otherwise.
     """
-    m = _SET_CUE.match(main_clause(question))
+    m = _AMONG.match(question) or _SET_CUE.match(main_clause(question))
     if m is None:
         return None
     toks = tokens(m.group(1))[:7]

@@ -94,11 +94,19 @@ _CREATIVE = re.compile(
 )
 
 
-_ABOVE = r"above|over|greater\s+than|more\s+than|higher\s+than|exceeding|exceeds?|at\s+least|>=?"
-_BELOW = r"below|under|less\s+than|lower\s+than|at\s+most|<=?"
+_LESSER = (
+    r"lower|less|smaller|fewer|colder|cooler|weaker|earlier|older|lighter|cheaper|thinner"
+    r"|shorter|slower|softer"
+)
+_NOT_COMPARATIVE = r"other|rather|either|neither|whether|further|together|after|under|over"
+_ABOVE = (
+    r"above|over|greater\s+than|more\s+than|higher\s+than|exceeding|exceeds?|at\s+least|>=?"
+    rf"|\b(?:(?!(?:{_LESSER}|{_NOT_COMPARATIVE})\b)[a-z]{{2,}}er|more\s+[a-z]+)\s+than"
+)  # "denser than 1.6 g/cm3", "more volatile than"
+_BELOW = rf"below|under|\b(?:{_LESSER}|less\s+[a-z]+)\s+than|at\s+most|<=?"
 _BOUND = re.compile(
     rf"(?:(?P<above>{_ABOVE})|(?P<below>{_BELOW}))\s*(?P<n>[-−]?\d+(?:[.,]\d+)?)\s*"
-    r"(?P<unit>°\s*[CF]\b|deg(?:rees)?\s*[CF]\b|%|[A-Za-z/]+)?",
+    r"(?P<unit>°\s*[CF]\b|deg(?:rees)?\s*[CF]\b|%|[A-Za-z/]+[0-9³²]?)?",
     re.I,
 )
 
