@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from hybrid_rag.text import STOPWORDS, stem, tokens
 
 __all__ = [
+    "capitalised",
     "code",
     "code_pattern",
     "collection_phrases",
@@ -122,8 +123,7 @@ def collection_phrases(
     ``whole`` (every word must be printed); the question's clauses (split at
     punctuation and "i.e.", parentheses kept) are not (a word that only says where to
     look may be missing)."""
-    ignored = set(ignore) - _capitalised(question)  # "the signal word Danger": a value
-    skip = _GENERIC | STOPWORDS | ignored
+    skip = _GENERIC | STOPWORDS | set(ignore)
     m = _SET_NOUN.search(question)
     if m and tokens(question).count(m.group(1).lower()) == 1:
         skip |= {m.group(1).lower()}  # "Which of the cleaners ...": the set, not a value
@@ -145,7 +145,7 @@ def collection_phrases(
     return tuple(found)
 
 
-def _capitalised(question: str) -> set[str]:
+def capitalised(question: str) -> set[str]:
     """Words capitalised inside the question (not its first word): values and names."""
     words = question.split()[1:]
     return {w.strip(".,;:?!()\"'").lower() for w in words if w[:1].isupper() and w[1:2].islower()}

@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import Literal
 
 from hybrid_rag.ask._collection_words import (
+    capitalised,
     collection_question,
     counts,
     generic,
@@ -117,7 +118,7 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         intent = "procedure"  # first aid by route, firefighting, storage ...
         sections = _sections(props, ontology)
     polar = (intent in ("min", "max", "same") or category is not None) and is_polar(question)
-    kinds = _kind_words(ontology)
+    kinds = _kind_words(ontology) - capitalised(question)  # "the signal word Danger": a value
     named = _named_set(question, index, kinds) if _set_cue(question, subjects) else None
     collection = named is not None or _collective(question, subjects, props, ontology)
     if collection:
