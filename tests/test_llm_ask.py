@@ -241,6 +241,26 @@ def test_a_reply_that_announces_itself_is_served_without_the_announcement(
     assert short.text == "Examplon Solvent 99% flashes at -18 °C [1]."
 
 
+def test_a_number_read_from_another_propertys_line_is_not_served(rag: HybridRAG) -> None:
+    seen: list[str] = []
+
+    def model(messages: Sequence[ChatMessage]) -> str:
+        # cite a source that does not speak of the flash point, with one of its numbers
+        for line in messages[-1].content.splitlines():
+            m = re.match(r"\[(\d+)\] (.*)", line)
+            num = re.search(r"-?\d+(?:\.\d+)? ?°C", m.group(2)) if m else None
+            if m and num and "flash" not in m.group(2).lower():
+                seen.append(line)
+                return f"Examplon Solvent 99% flashes at {num.group(0)} [{m.group(1)}]."
+        return "The documents do not state it."
+
+    with rag.override(llm=FunctionLLM(model)):
+        ans = rag.ask(EXAMPLON)
+    assert seen, "the prompt holds a source with a temperature of another property"
+    assert ans.generation == "extractive" and ans.text and "-18" in ans.text
+    assert any(e.kind in ("off_question", "dropped_values") for e in ans.errors)
+
+
 # --- streaming ------------------------------------------------------------------------------
 
 

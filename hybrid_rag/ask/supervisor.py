@@ -620,7 +620,9 @@ def _rejection(answer: Answer, synth: Synthesis, a: QuestionAnalysis) -> tuple[s
         said = content_words(" ".join(shown))
         if len(said) >= 8 and len(said & content_words(text)) < KEEP_SHARE * len(said):
             return "dropped_values", "the reply leaves out much of what the graph's values say"
-    if answer.abstention is not None and a.properties:
+    if a.properties and (answer.abstention is not None or a.typed):
+        # a number is only as good as the line it is read from: "the pour point is 160 °C
+        # [1]" with [1] a boiling point line is no pour point
         labels = [label for p in a.properties for label in p.labels]
         if not any(_speaks_of(src, labels) for src in synth.cited_texts):
             return "off_question", "no cited source speaks of the asked property"
