@@ -1,0 +1,113 @@
+"""The set a collection question asks over: documents a name many of them share ("How
+many zinc compounds ...?", "What is the UN number for ethanol?"), and the span of time
+it bounds a date by ("revised in 2023")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from hybrid_rag.ask._collection_words import generic
+from hybrid_rag.ask.grammar import DateSpan, date_span, main_clause
+from hybrid_rag.ask.linking import SubjectIndex, SubjectMatch
+from hybrid_rag.text import tokens
+from hybrid_rag.types import Ontology, OntologyMatching, PropertyDef
+
+__all__ = ["NamedSet", "named_set", "period_of", "set_cue", "shared_name"]
+
+NamedSet = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+"""``(name words, kind words, documents)``: the set's name as asked ("zinc"), the words
+that say what kind its members are ("compounds"), the documents whose names hold it."""
+
+
+_SET_CUE = re.compile(
+    r"^\s*(?:(?:for|in|of|from)\s+)?(?:which|how\s+many|list|count|find|name|show"
+    r"|what\s+is\s+the\s+(?:number|count)\s+of)\s+(?:(?:of\s+)?(?:our|my|the|all|every|any)\s+)?"
+    r"(.*)$",
+    re.I | re.S,
+)
+
+
+_AMONG = re.compile(r"^\s*(?:among|of|from)\s+(?:the|our|my|all)\s+(.*)$", re.I | re.S)
+"""A set named before the question: "Among the phosphoric acid solutions, which ..."."""
+
+
+def set_cue(question: str, subjects: Sequence[SubjectMatch]) -> bool:
+    """Whether the question asks over a set ("How many ...", "Which ...", "Among the
+    ..., which ...") and names at most one thing (two are a comparison: "Which is
+    denser, A or B?")."""
+    if _AMONG.match(question):
+        return True
+    return len({m.matched for m in subjects}) <= 1 and bool(_SET_CUE.match(main_clause(question)))
+
+
+def named_set(question: str, index: SubjectIndex, kinds: frozenset[str]) -> NamedSet | None:
+    """``(name, kind, documents)`` when the question asks over the documents a name
+    many of them share: its set is "<name> <plural noun>" ("zinc compounds", "sodium
+    thiosulfate sheets", "Acme invoices") and two or more documents' names hold the
+    name's words in a row; the longest such name wins. ``None`` otherwise.
+    """
+    m = _AMONG.match(question) or _SET_CUE.match(main_clause(question))
+    if m is None:
+        return None
+    toks = tokens(m.group(1))[:7]
+    while toks and generic(toks[0]):
+        toks.pop(0)  # "How many different cobalt salts"
+    acronyms = {w.lower() for w in re.findall(r"\b[A-Z]{2,}s\b", question)}  # "SDSs"
+    head = next((i for i, t in enumerate(toks) if t in acronyms or _plural(t, kinds)), 0)
+    for i in range(head, 0, -1):
+        name = toks[:i]
+        if any(generic(t) or t in kinds for t in name):
+            continue
+        docs = index.naming(name)
+        if len(docs) >= 2:
+            kind = toks[i : head + 1] + _apposition(m.group(1), toks[head])
+            return tuple(name), tuple(kind), tuple(docs)
+    return None
+
+
+def shared_name(question: str, index: SubjectIndex, skip: frozenset[str]) -> NamedSet | None:
+    """``(name, (), documents)`` for a lookup that links no document but whose name two
+    or more documents' names hold ("What is the UN number for ethanol?"): the longest
+    run of the question's words, outside the asked properties' labels, that some
+    document's name holds; ``None`` when that run names one document only."""
+    runs: list[list[str]] = [[]]
+    for t in tokens(main_clause(question)):
+        if generic(t) or t in skip or not t.isalpha():
+            runs.append([])
+        else:
+            runs[-1].append(t)
+    spans = [r[i:j] for r in runs for i in range(len(r)) for j in range(i + 1, len(r) + 1)]
+    for span in sorted(spans, key=len, reverse=True):
+        docs = index.naming(span)
+        if docs:
+            return (tuple(span), (), tuple(docs)) if len(docs) >= 2 else None
+    return None
+
+
+def _apposition(text: str, head: str) -> list[str]:
+    """The words set off by commas right after the set's noun, which say more of the
+    set, not what its members must state ("sodium thiosulfate sheets, solids and
+    solutions, are there")."""
+    m = re.search(rf"\b{re.escape(head)}\s*,([^,;:?]+),", text, re.I)
+    return tokens(m.group(1)) if m else []
+
+
+def _plural(word: str, kinds: frozenset[str]) -> bool:
+    """Whether a word is a plural noun: "-s" after four letters ("salts", "sheets"), or
+    a kind word's plural."""
+    if not word.isalpha() or word.endswith("ss"):
+        return False
+    return word.endswith("s") and (len(word) > 4 or word[:-1] in kinds)
+
+
+def period_of(question: str, props: Sequence[PropertyDef], ontology: Ontology) -> DateSpan | None:
+    """The span a collection question bounds the asked date by ("first issued in
+    2019"), when the question asks a date property, or dates with no property named
+    ("an SDS dated December 2021": any date of the document)."""
+    dated = [p for p in props if _kind(p.name, ontology) == "date"]
+    return date_span(question, asked_date=bool(dated)) if dated or not props else None
+
+
+def _kind(name: str, ontology: Ontology) -> str | None:
+    return ontology.value_kind(name) if isinstance(ontology, OntologyMatching) else None
