@@ -70,7 +70,10 @@ def shared_name(question: str, index: SubjectIndex, skip: frozenset[str]) -> Nam
     """``(name, (), documents)`` for a lookup that links no document but whose name two
     or more documents' names hold ("What is the UN number for ethanol?"): the longest
     run of the question's words, outside the asked properties' labels, that some
-    document's name holds; ``None`` when that run names one document only."""
+    document's name holds; ``None`` when that run names one document only, or when the
+    question also gives a name of its own outside it ("What percentage of phosphoric
+    acid does ACIDULANT 35005*86*01B contain?" asks about one product, by a name no
+    document was linked by)."""
     runs: list[list[str]] = [[]]
     for t in tokens(main_clause(question)):
         if generic(t) or t in skip or not t.isalpha():
@@ -80,9 +83,24 @@ def shared_name(question: str, index: SubjectIndex, skip: frozenset[str]) -> Nam
     spans = [r[i:j] for r in runs for i in range(len(r)) for j in range(i + 1, len(r) + 1)]
     for span in sorted(spans, key=len, reverse=True):
         docs = index.naming(span)
-        if docs:
-            return (tuple(span), (), tuple(docs)) if len(docs) >= 2 else None
+        if not docs:
+            continue
+        if len(docs) < 2 or _other_name(question, skip | set(span)):
+            return None
+        return tuple(span), (), tuple(docs)
     return None
+
+
+def _other_name(question: str, skip: frozenset[str]) -> bool:
+    """Whether the question holds a name-like word (capitalised past its start, or with a
+    digit) that is no word of the asked properties' labels ("UN" of "UN number")."""
+    for word in main_clause(question).split()[1:]:
+        core = word.strip(".,;:?!()\"'")
+        if not (core[:1].isupper() or any(c.isdigit() for c in core)):
+            continue
+        if any(t not in skip and not generic(t) for t in tokens(core)):
+            return True
+    return False
 
 
 def _apposition(text: str, head: str) -> list[str]:
