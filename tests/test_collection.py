@@ -276,19 +276,9 @@ def test_where_a_value_appears_in_our_documents_is_asked_of_all(rag: HybridRAG) 
 # --- the bundled sample sheets (the SDS pack) ---------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def sheets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HybridRAG]:
-    from hybrid_rag.samples import sample_pdfs
-
-    folder = tmp_path_factory.mktemp("sheets")
-    with HybridRAG(folder / "store", embedder="hashing") as r:
-        r.ingest_many(sample_pdfs(folder / "pdfs"), raise_errors=True)
-        yield r
-
-
-def test_a_value_named_by_its_property_label_is_the_value_alone(sheets: HybridRAG) -> None:
+def test_a_value_named_by_its_property_label_is_the_value_alone(sample_rag: HybridRAG) -> None:
     # "signal word" names the property; "Danger" (also a class label of the pack) is the value
-    danger = _members(sheets, "How many sheets carry the signal word Danger?")
+    danger = _members(sample_rag, "How many sheets carry the signal word Danger?")
     assert danger == {"examplon-solvent-99", "samplex-acid-descaler-10"}
-    latest = _members(sheets, "What is our most recently revised sheet?")
+    latest = _members(sample_rag, "What is our most recently revised sheet?")
     assert latest == {"samplex-acid-descaler-10"}
