@@ -626,7 +626,31 @@ def _rejection(answer: Answer, synth: Synthesis, a: QuestionAnalysis) -> tuple[s
         labels = [label for p in a.properties for label in p.labels]
         if not any(_speaks_of(src, labels) for src in synth.cited_texts):
             return "off_question", "no cited source speaks of the asked property"
+    if a.typed and (far := _away_from_label(text, a, synth.cited_texts)):
+        return "off_question", f"{far} is not printed by the asked property's label in its source"
     return None
+
+
+LABEL_REACH = 80
+"""Characters after a property's label within which a source prints that property's value."""
+
+
+def _away_from_label(text: str, a: QuestionAnalysis, sources: Sequence[str]) -> str:
+    """A number of the reply that no cited source prints within ``LABEL_REACH``
+    characters after a label of an asked typed property ("160" of a boiling point line,
+    in a passage that also holds the pour point's line); empty when every one is."""
+    labels = [norm(lab) for p in a.properties if p.name in a.typed for lab in p.labels]
+    near = [
+        src[m.end() : m.end() + LABEL_REACH]
+        for src in map(norm, sources)
+        for lab in labels
+        if lab
+        for m in re.finditer(re.escape(lab), src)
+    ]
+    if not near:
+        return ""
+    printed = set().union(*(_numbers(n) for n in near))
+    return next((n for n in sorted(_numbers(text) - _numbers(a.question)) if n not in printed), "")
 
 
 def _speaks_of(source: str, labels: Sequence[str]) -> bool:
