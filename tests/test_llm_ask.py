@@ -261,6 +261,25 @@ def test_a_number_read_from_another_propertys_line_is_not_served(rag: HybridRAG)
     assert any(e.kind in ("off_question", "dropped_values") for e in ans.errors)
 
 
+def test_a_number_beside_another_label_of_a_cited_passage_is_not_served(
+    rag: HybridRAG,
+) -> None:
+    def model(messages: Sequence[ChatMessage]) -> str:
+        # keep the graph's value, and add the boiling point of a passage that also has a
+        # "Flash point" line: that source speaks of the flash point, not of 56 °C as one
+        for line in messages[-1].content.splitlines():
+            m = re.match(r"\[(\d+)\] \(.*Boiling point: 56 °C.*Flash point", line)
+            if m:
+                return f"Examplon flashes at -18 °C [1], or at 56 °C [{m.group(1)}]."
+        return "The documents do not state it."
+
+    with rag.override(llm=FunctionLLM(model)):
+        ans = rag.ask(EXAMPLON)
+    assert ans.generation == "extractive" and ans.text and "56" not in ans.text
+    err = next(e for e in ans.errors if e.kind == "off_question")
+    assert "56" in err.message
+
+
 # --- streaming ------------------------------------------------------------------------------
 
 
