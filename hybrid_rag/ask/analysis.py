@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import Literal
 
@@ -43,6 +44,7 @@ __all__ = [
     "analyse",
     "match_properties",
     "pair_question",
+    "with_properties",
 ]
 
 _SAME = re.compile(
@@ -163,6 +165,20 @@ def _dating(ontology: Ontology) -> tuple[PropertyDef, ...]:
     most recent" of them."""
     name = document_model(ontology).dating
     return tuple(p for p in ontology.properties() if p.name == name)
+
+
+def with_properties(
+    a: QuestionAnalysis, props: Sequence[PropertyDef], ontology: Ontology
+) -> QuestionAnalysis:
+    """``a`` asking ``props`` instead (a model's reading of the question), with what is
+    read from the asked properties (typed, label words, value shapes) read again."""
+    return replace(
+        a,
+        properties=tuple(props),
+        named_words=_named_words(props, ontology),
+        typed=_typed(props, ontology),
+        patterns=_patterns(props, ontology),
+    )
 
 
 def _collective(

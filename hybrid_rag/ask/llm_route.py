@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from hybrid_rag import _budget
 from hybrid_rag._checks import check_int
 from hybrid_rag._prompt_vocab import describe_properties, prefix_of, relevant_properties
-from hybrid_rag.ask.analysis import Intent, QuestionAnalysis, ScopeView
+from hybrid_rag.ask.analysis import Intent, QuestionAnalysis, ScopeView, with_properties
 from hybrid_rag.ask.linking import SubjectMatch
 from hybrid_rag.ask.route import OfflineRouter
 from hybrid_rag.errors import LLMError, OntologyError
@@ -266,10 +266,11 @@ def _analysis(
         except OntologyError:
             continue
     standalone = (r.standalone or "").strip()
+    if props:  # what the asked properties say (typed, label words) follows them
+        first = with_properties(first, props, scope.ontology)
     return replace(
         first,
         subjects=subjects or first.subjects,
-        properties=tuple(props) or first.properties,
         intent=r.intent,
         filter_terms=tuple(t for t in r.filter_terms if t.strip()) or first.filter_terms,
         reason=None,
