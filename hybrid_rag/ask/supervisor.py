@@ -32,12 +32,14 @@ import anyio
 from hybrid_rag import _budget
 from hybrid_rag._budget import open_budget
 from hybrid_rag._workers import Workers
+from hybrid_rag.ask._collection_words import generic
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView
 from hybrid_rag.ask.answer import passage_facts, prints_a_value
 from hybrid_rag.ask.compose import AnswerComposer, Synthesis
+from hybrid_rag.ask.grammar import main_clause
 from hybrid_rag.ask.grounding import content_words
 from hybrid_rag.ask.kg import KGResult, run_kg_chain
-from hybrid_rag.ask.linking import SubjectIndex
+from hybrid_rag.ask.linking import SubjectIndex, without_names
 from hybrid_rag.ask.vector import (
     VectorResult,
     run_vector_chain,
@@ -626,8 +628,11 @@ def _rejection(answer: Answer, synth: Synthesis, a: QuestionAnalysis) -> tuple[s
         labels = [label for p in a.properties for label in p.labels]
         if not any(_speaks_of(src, labels) for src in synth.cited_texts):
             return "off_question", "no cited source speaks of the asked property"
-    if a.typed and (far := _away_from_label(text, a, synth.cited_texts)):
-        return "off_question", f"{far} is not printed by the asked property's label in its source"
+    typed = [lab for p in a.properties if p.name in a.typed for lab in p.labels]
+    topic = _topic(a) if not a.properties and _numbers(text) - _numbers(a.question) else ""
+    asked = typed or ([topic] if topic else [])  # "the pour point of X", in no property
+    if asked and (far := _away_from_label(text, a.question, asked, synth.cited_texts)):
+        return "off_question", f"{far} is not printed by {asked[0]!r} in a cited source"
     return None
 
 
@@ -635,22 +640,33 @@ LABEL_REACH = 80
 """Characters after a property's label within which a source prints that property's value."""
 
 
-def _away_from_label(text: str, a: QuestionAnalysis, sources: Sequence[str]) -> str:
+def _away_from_label(
+    text: str, question: str, labels: Sequence[str], sources: Sequence[str]
+) -> str:
     """A number of the reply that no cited source prints within ``LABEL_REACH``
-    characters after a label of an asked typed property ("160" of a boiling point line,
-    in a passage that also holds the pour point's line); empty when every one is."""
-    labels = [norm(lab) for p in a.properties if p.name in a.typed for lab in p.labels]
+    characters after one of ``labels`` ("160" of a boiling point line, in a passage that
+    also holds the pour point's); empty when every one is, or when no source names a
+    label (the check before this one speaks to that)."""
+    said = [norm(lab) for lab in labels if lab.strip()]
     near = [
         src[m.end() : m.end() + LABEL_REACH]
         for src in map(norm, sources)
-        for lab in labels
-        if lab
+        for lab in said
         for m in re.finditer(re.escape(lab), src)
     ]
     if not near:
         return ""
     printed = set().union(*(_numbers(n) for n in near))
-    return next((n for n in sorted(_numbers(text) - _numbers(a.question)) if n not in printed), "")
+    return next((n for n in sorted(_numbers(text) - _numbers(question)) if n not in printed), "")
+
+
+def _topic(a: QuestionAnalysis) -> str:
+    """What a question asks about when no property of the ontology names it: its words
+    without the linked names and the words of asking ("pour point")."""
+    rest = without_names(main_clause(a.question), a.subjects)
+    named = {t for m in a.subjects for t in tokens(m.label)}  # a model's link has no words
+    words = [t for t in tokens(rest) if t.isalpha() and not generic(t) and t not in named]
+    return " ".join(words[:4])
 
 
 def _speaks_of(source: str, labels: Sequence[str]) -> bool:
