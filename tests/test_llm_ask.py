@@ -9,6 +9,7 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -109,6 +110,32 @@ def test_unsure_question_is_read_by_the_model_with_a_schema(rag: HybridRAG) -> N
     assert len(llm.calls) == 1 and ans.facts and ans.facts[0].predicate == "flashPoint"
     assert ans.usage.llm_calls == 1  # the router's call counts in the answer's usage
     assert {f.doc_id for f in ans.facts} == {"examplon-solvent-99"}
+
+
+def test_a_property_the_question_names_otherwise_is_not_taken_from_the_model(
+    rag: HybridRAG,
+) -> None:
+    def model(messages: Sequence[ChatMessage]) -> str:
+        return json.dumps({"intent": "lookup", "documents": ["examplon-solvent-99"],
+                           "properties": ["boilingPoint"], "filter_terms": [],
+                           "reason": None, "standalone": None})  # fmt: skip
+
+    router = LLMRouter(FunctionLLM(model))
+    # "pour point" is no "boiling point" (same head word, another thing)
+    pour = anyio.run(
+        partial(
+            router.route,
+            "What's the pour point of Examplon Solvent 99% (roughly)?",
+            scope=_scope(rag),
+        )
+    )
+    assert "boilingPoint" not in [p.name for p in pour.properties]
+    boil = anyio.run(
+        partial(
+            router.route, "How hot does Examplon's solvent get before it boils?", scope=_scope(rag)
+        )
+    )
+    assert [p.name for p in boil.properties] == ["boilingPoint"]  # a paraphrase is kept
 
 
 def test_a_failing_or_off_schema_model_leaves_the_offline_analysis(rag: HybridRAG) -> None:

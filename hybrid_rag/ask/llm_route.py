@@ -39,6 +39,7 @@ from hybrid_rag.errors import LLMError, OntologyError
 from hybrid_rag.models import ChatMessage
 from hybrid_rag.protocols import LLMProvider, QuestionRouter
 from hybrid_rag.text import STOPWORDS, tokens
+from hybrid_rag.types import PropertyDef
 
 __all__ = ["LLMRouter", "is_confident", "routing_prompt", "routing_schema"]
 
@@ -247,6 +248,24 @@ def _candidates(question: str, scope: ScopeView, first: QuestionAnalysis) -> lis
     return (linked + [d for score, d in scored if score > 0])[:MAX_CANDIDATES]
 
 
+def _names_another(question: str, prop: PropertyDef) -> bool:
+    """Whether the question names another thing of the same kind as the property: a
+    label "<word> <head>" while the question says "<other word> <head>" ("pour point"
+    is no "boiling point"; "flash point" is). A paraphrase sharing no head ("how hot
+    before it ignites") names nothing else."""
+    said = tokens(question)
+    labels = [tokens(lab) for lab in prop.labels]
+    if any(lab and _holds(said, lab) for lab in labels):
+        return False
+    heads = {lab[-1] for lab in labels if len(lab) >= 2}
+    return any(t in heads and i > 0 and said[i - 1] not in STOPWORDS for i, t in enumerate(said))
+
+
+def _holds(said: list[str], label: list[str]) -> bool:
+    n = len(label)
+    return any(said[i : i + n] == label for i in range(len(said) - n + 1))
+
+
 def _analysis(
     question: str, r: _Routing, scope: ScopeView, first: QuestionAnalysis
 ) -> QuestionAnalysis:
@@ -262,9 +281,11 @@ def _analysis(
     props = []
     for name in dict.fromkeys(r.properties):
         try:
-            props.append(scope.ontology.property(name))
+            prop = scope.ontology.property(name)
         except OntologyError:
             continue
+        if not _names_another(question, prop):
+            props.append(prop)
     standalone = (r.standalone or "").strip()
     if props:  # what the asked properties say (typed, label words) follows them
         first = with_properties(first, props, scope.ontology)
