@@ -130,6 +130,7 @@ def test_a_property_the_question_names_otherwise_is_not_taken_from_the_model(
         )
     )
     assert "boilingPoint" not in [p.name for p in pour.properties]
+    assert pour.subjects and pour.subjects[0].matched  # the offline reading (linked by words)
     boil = anyio.run(
         partial(
             router.route, "How hot does Examplon's solvent get before it boils?", scope=_scope(rag)

@@ -279,13 +279,18 @@ def _analysis(
         SubjectMatch(d, scope.subjects.label_of(d) or d, 1.0, frozenset()) for d in docs
     )
     props = []
+    misread = False
     for name in dict.fromkeys(r.properties):
         try:
             prop = scope.ontology.property(name)
         except OntologyError:
             continue
-        if not _names_another(question, prop):
+        if _names_another(question, prop):
+            misread = True
+        else:
             props.append(prop)
+    if misread and not props:  # the model read another property than asked: not trusted
+        return first
     standalone = (r.standalone or "").strip()
     if props:  # what the asked properties say (typed, label words) follows them
         first = with_properties(first, props, scope.ontology)
