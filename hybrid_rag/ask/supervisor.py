@@ -631,7 +631,8 @@ def _rejection(answer: Answer, synth: Synthesis, a: QuestionAnalysis) -> tuple[s
     typed = [lab for p in a.properties if p.name in a.typed for lab in p.labels]
     topic = _topic(a) if not a.properties and _numbers(text) - _numbers(a.question) else ""
     asked = typed or ([topic] if topic else [])  # "the pour point of X", in no property
-    if asked and (far := _away_from_label(text, a.question, asked, synth.cited_texts)):
+    quoted = [*synth.cited_texts, *(c.quote for c in synth.citations)]  # the notes' too
+    if asked and (far := _away_from_label(text, a.question, asked, quoted)):
         return "off_question", f"{far} is not printed by {asked[0]!r} in a cited source"
     return None
 
