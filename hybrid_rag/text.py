@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
 __all__ = [
     "STOPWORDS",
     "content_tokens",
+    "in_row",
     "keyword_tokens",
     "norm",
     "sentences",
@@ -301,3 +303,10 @@ def glued_labels(text: str) -> bool:
     or persist.Inhalation"): a two-column page read across, each label printed after the
     value beside it, so a label's value is the text *above* it in this order."""
     return _GLUED_LABEL.search(text) is not None
+
+
+def in_row(words: Sequence[str], run: Sequence[str]) -> bool:
+    """Whether ``run`` occurs in ``words`` as consecutive items ("flash point" in the
+    tokens of "what is the flash point of X")."""
+    n = len(run)
+    return any(list(words[i : i + n]) == list(run) for i in range(len(words) - n + 1))

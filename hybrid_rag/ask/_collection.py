@@ -23,7 +23,13 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from hybrid_rag.ask._collection_words import code, code_pattern, collection_phrases, identifier
+from hybrid_rag.ask._collection_words import (
+    code,
+    code_pattern,
+    collection_phrases,
+    identifier,
+    question_codes,
+)
 from hybrid_rag.ask._phrasing import Composed, cite, clip, in_sentence, plural, unit_text
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.grammar import Threshold
@@ -79,8 +85,7 @@ def _coded(a: QuestionAnalysis, own: Sequence[Fact]) -> list[Fact]:
     and nothing but the property's own words ("Class 2B", "6.1"; not "8 (6.1)", whose
     6.1 is a subsidiary): for a question whose other words no value prints ("primary",
     "poison")."""
-    codes = {w for words, _whole in collection_phrases(a.question) for w in words if code(w)}
-    patterns = [code_pattern(c) for c in codes]
+    patterns = [code_pattern(c) for c in question_codes(a.question)]
     if not patterns:
         return []
 
@@ -98,15 +103,16 @@ def _coded(a: QuestionAnalysis, own: Sequence[Fact]) -> list[Fact]:
 def _dated_members(a: QuestionAnalysis, stated: Sequence[Fact]) -> list[Fact]:
     """The typed dates of the asked date properties (any date, when none is asked) that
     fall in the question's span."""
-    asked = {p.name for p in a.properties if p.name in a.typed}
     span = a.period
+    if span is None:
+        return []
+    asked = {p.name for p in a.properties if p.name in a.typed}
     return [
         f
         for f in stated
         if f.unit == "date"
         and f.number is not None
         and (not asked or f.predicate in asked)
-        and span is not None
         and span.holds(f.number)
     ]
 
@@ -131,7 +137,7 @@ def _named_members(a: QuestionAnalysis, stated: Sequence[Fact]) -> list[Fact]:
 def _with_every_code(a: QuestionAnalysis, found: list[Fact], stated: Sequence[Fact]) -> list[Fact]:
     """The members whose documents print every code the question gives, each in some
     value ("class 5.1 ... with a 6.1 subsidiary risk": both, in two facts)."""
-    codes = {w for words, _whole in collection_phrases(a.question) for w in words if code(w)}
+    codes = question_codes(a.question)
     if not codes:
         return found
     patterns = [code_pattern(c) for c in codes]
@@ -241,13 +247,17 @@ def _same_unit(asked: str, f: Fact) -> bool:
         return f.unit in ("°C", "°F")
     if f.unit is not None:
         return _plain_unit(f.unit) == want
-    printed = f.value.lower().replace("³", "3").replace("²", "2")
+    printed = _superscripts_as_digits(f.value.lower())
     return re.search(rf"(?<![a-z]){re.escape(want)}(?![a-z])", printed) is not None
 
 
 def _plain_unit(text: str) -> str:
     """A unit as compared: no spaces, lower case, superscripts as digits (g/cm³ = g/cm3)."""
-    return text.replace(" ", "").lower().replace("³", "3").replace("²", "2")
+    return _superscripts_as_digits(text.replace(" ", "").lower())
+
+
+def _superscripts_as_digits(text: str) -> str:
+    return text.replace("³", "3").replace("²", "2")
 
 
 def _prints(clause: str, patterns: Sequence[re.Pattern[str]]) -> bool:
@@ -335,8 +345,12 @@ def _member(fs: Sequence[Fact]) -> str:
 
 _TIME_WORD = re.compile(r"(?:in|since|after|before|until|by)\b", re.I)
 _AT_TIME = re.compile(r"^(?:of|from|dated|during|on)\s+", re.I)
-_EXTREMES = {("min", False): "lowest", ("max", False): "highest"}
-_EXTREMES |= {("min", True): "earliest", ("max", True): "latest"}
+_EXTREMES = {
+    ("min", False): "lowest",
+    ("max", False): "highest",
+    ("min", True): "earliest",  # dates
+    ("max", True): "latest",
+}
 
 
 def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
@@ -359,9 +373,9 @@ def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
             all(stem(x) in v or code(x) for x in w if stem(x) not in a.vocabulary) for v in values
         )
     ]
-    codes = [x for w in phrases for x in w if code(x)]
+    codes = question_codes(a.question)
     if not held and codes and facts:  # matched by the asked property's code alone
-        return f"the {in_sentence(facts[0].predicate_label)} {' '.join(dict.fromkeys(codes))}"
+        return f"the {in_sentence(facts[0].predicate_label)} {' '.join(codes)}"
     shown = max(held, key=len) if held else (phrases[0] if phrases else ())
     return "'" + " ".join(shown) + "'" if shown else "what was asked"
 

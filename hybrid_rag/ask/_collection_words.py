@@ -18,6 +18,7 @@ __all__ = [
     "generic",
     "identifier",
     "over_collection",
+    "question_codes",
     "search_roots",
     "sets",
 ]
@@ -149,6 +150,13 @@ def capitalised(question: str) -> set[str]:
     """Words capitalised inside the question (not its first word): values and names."""
     words = question.split()[1:]
     return {w.strip(".,;:?!()\"'").lower() for w in words if w[:1].isupper() and w[1:2].islower()}
+
+
+def question_codes(question: str) -> tuple[str, ...]:
+    """The codes the question gives, as printed ("UN3265", "6.1", "2B"), once each, in
+    order."""
+    phrases = collection_phrases(question)
+    return tuple(dict.fromkeys(w for words, _whole in phrases for w in words if code(w)))
 
 
 def search_roots(

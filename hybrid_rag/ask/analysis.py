@@ -27,7 +27,7 @@ from hybrid_rag.ask.grammar import (
 )
 from hybrid_rag.ask.linking import SubjectIndex, SubjectMatch, without_names
 from hybrid_rag.ontology import document_model, normalize_label
-from hybrid_rag.text import STOPWORDS, norm, stem, tokens
+from hybrid_rag.text import STOPWORDS, in_row, norm, stem, tokens
 from hybrid_rag.types import (
     Intent,
     Ontology,
@@ -338,7 +338,7 @@ def _category_test(asked: str, ontology: Ontology) -> tuple[PropertyDef, tuple[s
         if ontology.value_kind(p.name) != "category":
             continue
         names = [normalize_label(lab) for lab in (*p.labels, *ontology.search_labels(p.name))]
-        if not any(n and _holds(said, n) for n in names):
+        if not any(n and in_row(said, n) for n in names):
             continue
         # a search-only label sharing no word with the displayed ones names a category
         shown = {t for lab in p.labels for t in normalize_label(lab)}
@@ -353,12 +353,6 @@ def _span(text: str, words: Sequence[str]) -> str:
     """The stretch of ``text`` from the first of ``words`` to the last, as written."""
     found = [m for m in re.finditer(r"[\w-]+", text) if m.group(0).lower() in set(words)]
     return text[found[0].start() : found[-1].end()] if found else " ".join(words)
-
-
-def _holds(words: Sequence[str], label: Sequence[str]) -> bool:
-    """Whether ``label``'s tokens occur in ``words`` in a row."""
-    n = len(label)
-    return any(list(words[i : i + n]) == list(label) for i in range(len(words) - n + 1))
 
 
 def _parts_last(props: tuple[PropertyDef, ...], ontology: Ontology) -> tuple[PropertyDef, ...]:

@@ -12,7 +12,7 @@ from hybrid_rag._prompt_vocab import describe_properties, prefix_of, relevant_pr
 from hybrid_rag._vocab import HR, RDFS_LABEL
 from hybrid_rag._workers import Workers
 from hybrid_rag.ask._collection import members
-from hybrid_rag.ask._collection_words import code, collection_phrases, search_roots
+from hybrid_rag.ask._collection_words import collection_phrases, question_codes, search_roots
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.errors import (
     DamagedStoreError,
@@ -207,8 +207,8 @@ def _asked_values(a: QuestionAnalysis) -> str | None:
     """Every value of the asked properties, for a collection filter whose words no
     value prints but whose code the asked property's values may ("a main hazard class
     rating of 2B")."""
-    codes = [w for words, _w in collection_phrases(a.question) for w in words if code(w)]
-    if not codes or not a.properties or a.threshold is not None or a.period is not None:
+    bounded = a.threshold is not None or a.period is not None
+    if bounded or not a.properties or not question_codes(a.question):
         return None
     return fact_query([p.iri for p in a.properties])
 

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from hybrid_rag.text import STOPWORDS, tokens
+from hybrid_rag.text import STOPWORDS, in_row, tokens
 
 __all__ = ["HEAD_SHARE", "SubjectIndex", "SubjectMatch", "without_names"]
 
@@ -121,7 +121,7 @@ class SubjectIndex:
             seen.add(lab.doc_id)
             if lab.doc_id in found or (not own and "," in lab.label):
                 continue
-            if _in_row(want, tuple(map(_singular, lab.order))):
+            if in_row(tuple(map(_singular, lab.order)), want):
                 found[lab.doc_id] = None
         return list(found)
 
@@ -257,12 +257,6 @@ def _words(question: str) -> list[tuple[str, bool]]:
 def _foreign(words: list[tuple[str, bool]], i: int, lab: _Label) -> bool:
     """Whether the word at ``i`` is a name word ``lab`` does not have."""
     return 0 <= i < len(words) and words[i][1] and words[i][0] not in lab.toks
-
-
-def _in_row(want: tuple[str, ...], seq: tuple[str, ...]) -> bool:
-    """Whether ``seq`` holds ``want`` as a run of consecutive tokens."""
-    n = len(want)
-    return any(seq[i : i + n] == want for i in range(len(seq) - n + 1))
 
 
 def _singular(token: str) -> str:

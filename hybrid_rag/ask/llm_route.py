@@ -38,7 +38,7 @@ from hybrid_rag.ask.route import OfflineRouter
 from hybrid_rag.errors import LLMError, OntologyError
 from hybrid_rag.models import ChatMessage
 from hybrid_rag.protocols import LLMProvider, QuestionRouter
-from hybrid_rag.text import STOPWORDS, tokens
+from hybrid_rag.text import STOPWORDS, in_row, tokens
 from hybrid_rag.types import PropertyDef
 
 __all__ = ["LLMRouter", "is_confident", "routing_prompt", "routing_schema"]
@@ -255,15 +255,10 @@ def _names_another(question: str, prop: PropertyDef) -> bool:
     before it ignites") names nothing else."""
     said = tokens(question)
     labels = [tokens(lab) for lab in prop.labels]
-    if any(lab and _holds(said, lab) for lab in labels):
+    if any(lab and in_row(said, lab) for lab in labels):
         return False
     heads = {lab[-1] for lab in labels if len(lab) >= 2}
     return any(t in heads and i > 0 and said[i - 1] not in STOPWORDS for i, t in enumerate(said))
-
-
-def _holds(said: list[str], label: list[str]) -> bool:
-    n = len(label)
-    return any(said[i : i + n] == label for i in range(len(said) - n + 1))
 
 
 def _analysis(
