@@ -389,15 +389,32 @@ class TestOpenAILLMContract(LLMProviderContract):
         return make
 
 
+def _at_once(llm: OpenAILLM, n: int) -> None:
+    """``n`` structured calls started together on one loop."""
+
+    async def calls() -> None:
+        async with anyio.create_task_group() as group:
+            for _ in range(n):
+                group.start_soon(lambda: llm.complete(USER, json_schema=SCHEMA))
+
+    anyio.run(calls)
+
+
 def test_concurrent_refusals_step_down_one_shape_only() -> None:
     with FakeLLMServer(response_formats={"json_object"}) as server:
         llm = _llm(server)
-
-        async def four() -> None:
-            async with anyio.create_task_group() as group:
-                for _ in range(4):
-                    group.start_soon(lambda: llm.complete(USER, json_schema=SCHEMA))
-
         server.script(*[Reply.with_text('{"colour": "grey"}')] * 4)
-        anyio.run(four)
+        _at_once(llm, 4)
         assert llm.structured_output == "json_object"  # not "text": one step for one refusal
+
+
+def test_calls_started_together_send_a_refused_shape_once() -> None:
+    """Six structured calls at once against a server without json_schema: one probe is
+    refused, the other five are sent as JSON mode at once (none sends the refused shape)."""
+    with FakeLLMServer(response_formats={"text", "json_object"}) as server:
+        llm = _llm(server, max_concurrency=6)
+        server.script(*[Reply.with_text('{"colour": "teal"}')] * 7)
+        _at_once(llm, 6)
+        assert _formats(server) == ["json_schema"] + ["json_object"] * 6
+        anyio.run(lambda: llm.complete(USER, json_schema=SCHEMA))  # a new loop: still settled
+        assert _formats(server)[-1] == "json_object" and len(_formats(server)) == 8

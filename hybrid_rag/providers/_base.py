@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from hybrid_rag.errors import ConfigurationError
 from hybrid_rag.models import ChatMessage, Completion, Usage
 from hybrid_rag.providers._chat import (
@@ -58,7 +60,9 @@ class ChatProvider(Metered):
     next is used at once, without retrying, and remembered for the provider's life
     (logged once). Shapes other than the first put the schema in the prompt too, at the
     end of the system message, and the reply is read tolerantly
-    (``hybrid_rag.providers._chat.read_json_object``).
+    (``hybrid_rag.providers._chat.read_json_object``). Until one structured call has
+    settled the shape, structured calls go one at a time (``_probing``): calls started
+    together do not all send a shape the server refuses.
     """
 
     _model: str
@@ -66,6 +70,8 @@ class ChatProvider(Metered):
     _ladder: tuple[str, ...] = LADDER
     _shape: int = 0
     _fixed_shape: bool = False
+    _settled: bool = False
+    _probing: PerLoop[anyio.Lock] | None = None
 
     def _init_chat(self, *, max_tokens: int, structured: str) -> None:
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
@@ -75,6 +81,7 @@ class ChatProvider(Metered):
             self._shape, self._fixed_shape = 0, False
         elif structured in self._ladder:
             self._shape, self._fixed_shape = self._ladder.index(structured), True
+            self._settled = True
         else:
             shapes = ", ".join(repr(x) for x in ("auto", *self._ladder))
             raise ConfigurationError(f"structured_output must be one of {shapes}: {structured!r}")
@@ -101,6 +108,24 @@ class ChatProvider(Metered):
         limit = max_tokens or self._max_tokens
         if json_schema is None:
             return await self._call(list(messages), self._params(temperature, limit, None, "text"))
+        if not self._settled:
+            if self._probing is None:
+                self._probing = PerLoop(anyio.Lock)
+            async with self._probing.get():  # one probe at a time until the shape is known
+                if not self._settled:
+                    done = await self._structured(messages, temperature, limit, json_schema)
+                    self._settled = True
+                    return done
+        return await self._structured(messages, temperature, limit, json_schema)
+
+    async def _structured(
+        self,
+        messages: Sequence[ChatMessage],
+        temperature: float,
+        limit: int,
+        json_schema: Mapping[str, Any],
+    ) -> Completion:
+        """One structured call, stepping down the ladder while the server refuses shapes."""
         while True:
             tried = self._shape
             shape = self._ladder[tried]
