@@ -409,8 +409,9 @@ def test_concurrent_refusals_step_down_one_shape_only() -> None:
 
 
 def test_calls_started_together_send_a_refused_shape_once() -> None:
-    """Six structured calls at once against a server without json_schema: one probe is
-    refused, the other five are sent as JSON mode at once (none sends the refused shape)."""
+    """Six structured calls at once against a server without json_schema: the first is
+    refused once and resent as JSON mode; the other five wait for it and go as JSON mode
+    (none sends the refused shape)."""
     with FakeLLMServer(response_formats={"text", "json_object"}) as server:
         llm = _llm(server, max_concurrency=6)
         server.script(*[Reply.with_text('{"colour": "teal"}')] * 7)

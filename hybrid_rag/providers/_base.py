@@ -71,12 +71,13 @@ class ChatProvider(Metered):
     _shape: int = 0
     _fixed_shape: bool = False
     _settled: bool = False
-    _probing: PerLoop[anyio.Lock] | None = None
+    _probing: PerLoop[anyio.Lock]
 
     def _init_chat(self, *, max_tokens: int, structured: str) -> None:
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise ConfigurationError(f"max_tokens must be an int >= 1 (got {max_tokens!r})")
         self._max_tokens = max_tokens
+        self._probing = PerLoop(anyio.Lock)
         if structured == "auto":
             self._shape, self._fixed_shape = 0, False
         elif structured in self._ladder:
@@ -109,8 +110,6 @@ class ChatProvider(Metered):
         if json_schema is None:
             return await self._call(list(messages), self._params(temperature, limit, None, "text"))
         if not self._settled:
-            if self._probing is None:
-                self._probing = PerLoop(anyio.Lock)
             async with self._probing.get():  # one probe at a time until the shape is known
                 if not self._settled:
                     done = await self._structured(messages, temperature, limit, json_schema)
