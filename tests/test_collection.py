@@ -282,3 +282,49 @@ def test_a_value_named_by_its_property_label_is_the_value_alone(sample_rag: Hybr
     assert danger == {"examplon-solvent-99", "samplex-acid-descaler-10"}
     latest = _members(sample_rag, "What is our most recently revised sheet?")
     assert latest == {"samplex-acid-descaler-10"}
+
+
+# --- reading many documents' values, then the members' provenance --------------------------
+
+
+def test_the_members_provenance_is_read_for_the_members_only(rag: HybridRAG) -> None:
+    answer = rag.ask("Which of our parts are in Hazard Class 2B?")
+    scan, provenance = answer.sparql
+    assert "?quote" not in scan.query.split("WHERE")[0]  # the scan reads values, not quotes
+    assert "VALUES ?fact" in provenance.query
+    assert provenance.rows == len(answer.facts) == 2 < scan.rows
+    assert all(f.evidence.quote and f.subject for f in answer.facts)
+
+
+class _UnreadableEvidence:
+    """A graph store double whose queries for given facts fail (the scan succeeds)."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def query(self, sparql: str, *, scope: object) -> object:
+        if "VALUES ?fact" in sparql:
+            from hybrid_rag.errors import StoreError
+
+            raise StoreError("connection reset")
+        return self.inner.query(sparql, scope=scope)  # type: ignore[attr-defined]
+
+
+def test_members_whose_evidence_cannot_be_read_are_a_failure_not_none(
+    tmp_path: Path,
+) -> None:
+    from hybrid_rag.stores.oxigraph import OxigraphGraphStore
+
+    (tmp_path / "parts.ttl").write_text(PARTS)
+    for file, fields in SHEETS.items():
+        (tmp_path / file).write_text(_text(*fields))
+    graph = _UnreadableEvidence(OxigraphGraphStore())
+    with HybridRAG(ontology=tmp_path / "parts.ttl", embedder="hashing", graph=graph) as r:  # type: ignore[arg-type]
+        r.ingest_many([tmp_path / f for f in SHEETS], raise_errors=True)
+        answer = r.ask("Which of our parts are in Hazard Class 2B?", mode="kg")
+    assert answer.facts == []
+    assert [e.kind for e in answer.errors] == ["StoreError"]
+    assert answer.abstention is not None and answer.abstention != "not_in_documents"

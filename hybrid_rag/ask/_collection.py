@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Protocol, TypeVar
 
 from hybrid_rag.ask._collection_words import (
     code,
@@ -29,6 +30,7 @@ from hybrid_rag.ask._collection_words import (
     collection_phrases,
     identifier,
     question_codes,
+    selective,
 )
 from hybrid_rag.ask._phrasing import Composed, cite, clip, in_sentence, plural, unit_text
 from hybrid_rag.ask.analysis import QuestionAnalysis
@@ -36,16 +38,37 @@ from hybrid_rag.ask.grammar import Threshold
 from hybrid_rag.models import Fact
 from hybrid_rag.text import stem, tokens
 
-__all__ = ["MAX_CLAUSE", "SHOWN", "collection_answer", "members"]
+__all__ = ["MAX_CLAUSE", "SHOWN", "Valued", "collection_answer", "members"]
 
 MAX_CLAUSE = 14
 """The most words a clause of a value may have to state what a filter asks."""
 SHOWN = 12
 """Members the answer's text names before "and N more" (``Answer.facts`` holds all)."""
+
+
+class Valued(Protocol):
+    """What membership reads of a fact: a ``Fact``, or a row of the store's values
+    before its provenance is read (``hybrid_rag.ask.kg``)."""
+
+    @property
+    def doc_id(self) -> str: ...
+    @property
+    def predicate(self) -> str: ...
+    @property
+    def value(self) -> str: ...
+    @property
+    def number(self) -> float | None: ...
+    @property
+    def unit(self) -> str | None: ...
+    @property
+    def status(self) -> str: ...
+
+
+V = TypeVar("V", bound=Valued)
 _CLAUSE = re.compile(r"(?<=[.;])\s+|\n|;\s*")
 
 
-def members(a: QuestionAnalysis, facts: Sequence[Fact]) -> list[Fact]:
+def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
     """The facts that make each document a member, one or more per document.
 
     An identifier the question gives decides alone. Else a phrase in the values of the
@@ -80,7 +103,7 @@ def members(a: QuestionAnalysis, facts: Sequence[Fact]) -> list[Fact]:
     return _with_every_code(a, found, stated)
 
 
-def _coded(a: QuestionAnalysis, own: Sequence[Fact]) -> list[Fact]:
+def _coded(a: QuestionAnalysis, own: Sequence[V]) -> list[V]:
     """The asked properties' values a clause of which says the codes the question gives
     and nothing but the property's own words ("Class 2B", "6.1"; not "8 (6.1)", whose
     6.1 is a subsidiary): for a question whose other words no value prints ("primary",
@@ -100,7 +123,7 @@ def _coded(a: QuestionAnalysis, own: Sequence[Fact]) -> list[Fact]:
     return [f for f in own if any(says(c) for c in _clauses(f.value))]
 
 
-def _dated_members(a: QuestionAnalysis, stated: Sequence[Fact]) -> list[Fact]:
+def _dated_members(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
     """The typed dates of the asked date properties (any date, when none is asked) that
     fall in the question's span."""
     span = a.period
@@ -117,15 +140,15 @@ def _dated_members(a: QuestionAnalysis, stated: Sequence[Fact]) -> list[Fact]:
     ]
 
 
-def _named_members(a: QuestionAnalysis, stated: Sequence[Fact]) -> list[Fact]:
+def _named_members(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
     """Each document of the named set once: its first naming value that holds the name
     ("Zinc Oxide Powder" for "zinc"), else its first naming value."""
     want = [stem(w) for w in tokens(a.set_name or "")]
 
-    def holds(f: Fact) -> bool:
+    def holds(f: V) -> bool:
         return all(w in _words(f.value) for w in want)
 
-    first: dict[str, Fact] = {}
+    first: dict[str, V] = {}
     for f in stated:
         if f.doc_id in a.named_set and (
             f.doc_id not in first or (holds(f) and not holds(first[f.doc_id]))
@@ -134,7 +157,7 @@ def _named_members(a: QuestionAnalysis, stated: Sequence[Fact]) -> list[Fact]:
     return [first[d] for d in a.named_set if d in first]
 
 
-def _with_every_code(a: QuestionAnalysis, found: list[Fact], stated: Sequence[Fact]) -> list[Fact]:
+def _with_every_code(a: QuestionAnalysis, found: list[V], stated: Sequence[V]) -> list[V]:
     """The members whose documents print every code the question gives, each in some
     value ("class 5.1 ... with a 6.1 subsidiary risk": both, in two facts)."""
     codes = question_codes(a.question)
@@ -166,8 +189,8 @@ _NEGATION = re.compile(r"\b(?:not|no|non|none|never|neither|nor)\b", re.I)
 
 
 def _best_phrase(
-    a: QuestionAnalysis, pool: Sequence[Fact], *, loose: bool, own: bool = False
-) -> tuple[int, list[Fact]]:
+    a: QuestionAnalysis, pool: Sequence[V], *, loose: bool, own: bool = False
+) -> tuple[int, list[V]]:
     """The members of the phrase with the most required words, and that size. Among the
     asked properties' own values (``own``) the words of their labels say which property,
     not what its value holds ("the signal word Warning": the value "Warning")."""
@@ -179,10 +202,12 @@ def _best_phrase(
         if asks_negation or not _NEGATION.search(c)  # "Marine pollutant: No" is no member
     ]
     printed = {w for _f, _c, have in clauses for w in have}
-    best: list[Fact] = []
+    best: list[V] = []
     most = 0
     ignore = a.kind_words | a.named_words if own else a.kind_words
     for words, whole in collection_phrases(a.question, ignore):
+        if not selective(words):
+            continue
         need = _required(a, words, whole, printed, loose=loose)
         codes = [code_pattern(w) for w in words if code(w)]
         size = len(need or ()) + 2 * len(codes)  # a code is the more precise word
@@ -198,10 +223,10 @@ def _best_phrase(
     return most, best
 
 
-def _typed_members(a: QuestionAnalysis, facts: Sequence[Fact]) -> list[Fact]:
+def _typed_members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
     """Each document's first stated number; a value printed as a bound ("> 200 °C") is
     a member only where the bound decides: above 1500 for "> 1500", never below."""
-    first: dict[str, Fact] = {}
+    first: dict[str, V] = {}
     for f in facts:
         if f.number is not None:
             first.setdefault(f.doc_id, f)
@@ -227,7 +252,7 @@ def _qualifier(value: str) -> str | None:
     return "<" if _BELOW.search(value) else None
 
 
-def _passes(f: Fact, bound: Threshold) -> bool:
+def _passes(f: Valued, bound: Threshold) -> bool:
     """Whether a value meets a bound; one printed as a bound on the other side may or may
     not ("> 200" against "below 230"): not a member; nor is a value in another unit than
     the bound's ("above 500 EUR": no amount in INR), temperatures apart (converted)."""
@@ -239,7 +264,7 @@ def _passes(f: Fact, bound: Threshold) -> bool:
     return bound.holds(f.number or 0.0, unit=f.unit)
 
 
-def _same_unit(asked: str, f: Fact) -> bool:
+def _same_unit(asked: str, f: Valued) -> bool:
     """Whether a value is in the bound's unit: its typed unit, or else the unit printed
     in its text ("12.5 kg")."""
     want = _plain_unit(asked)

@@ -20,6 +20,7 @@ __all__ = [
     "over_collection",
     "question_codes",
     "search_roots",
+    "selective",
     "sets",
 ]
 
@@ -163,23 +164,43 @@ def search_roots(
     phrases: Sequence[tuple[tuple[str, ...], bool]], vocabulary: frozenset[str] = frozenset()
 ) -> tuple[str, ...]:
     """Lower-case substrings one of which every value a phrase can match holds (the
-    store's filter: a superset, made small): per phrase the stem of its longest word
-    outside the ontology's labels (such a word is always required), else of its two
-    longest words (a clause may miss one word of the labels), and every code as it is
-    printed ("5.1"; the digits of "UN3265"), short digits alone ("1") left out."""
+    store's filter: a superset, made small). Every code the question gives is a root,
+    as printed ("5.1", "50-00-0") or its digits ("3265" of "UN3265"; short digits
+    alone, "1", only for a phrase of nothing else): ``members`` reads the codes of a
+    document in any of its values. A phrase's words add a root only when none of its
+    codes is an identifier or four characters long (the code is required, and rarer
+    than any word): the stem of its longest word outside the ontology's labels (such a
+    word is always required), else of its two longest words (a clause may miss one word
+    of the labels). A phrase that cannot select is left out (``selective``)."""
     out: list[str] = []
     for words, _whole in phrases:
+        if not selective(words):
+            continue
         plain = sorted((w for w in words if not code(w)), key=len, reverse=True)
         own = [w for w in plain if stem(w) not in vocabulary]
-        roots = [stem(w) for w in (own[:1] or plain[:2])]
-        for w in filter(code, words):
-            if re.fullmatch(r"[\d.,/-]+", w):
-                if len(w) >= 2 or not plain:
-                    roots.append(w)
-            elif len(digits := max(re.findall(r"\d+", w), key=len)) >= 2 or not plain:
-                roots.append(digits)
+        codes = [(w, r) for w in filter(code, words) if (r := _code_root(w, alone=not plain))]
+        strong = any(identifier(w) or len(r) >= 4 for w, r in codes)
+        roots = [] if strong else [stem(w) for w in (own[:1] or plain[:2])]
+        roots += [r for _w, r in codes]
         out += [r for r in roots if r and r not in out]
     return tuple(out)
+
+
+def _code_root(word: str, *, alone: bool) -> str:
+    """What every value printing a code holds: the code itself when it is digits and
+    separators ("5.1", "50-00-0"), else its longest run of digits ("UN 3265" is
+    "UN3265"); a single digit only ``alone`` (no word beside it), else ``""``."""
+    if re.fullmatch(r"[\d.,/-]+", word):
+        return word if len(word) >= 2 or alone else ""
+    digits = max(re.findall(r"\d+", word), key=len)
+    return digits if len(digits) >= 2 or alone else ""
+
+
+def selective(words: Sequence[str]) -> bool:
+    """Whether a phrase can say which values it means: it has a word, or a code of two
+    characters or more. A lone "1" (of "(Category 1)", its other word a label of the
+    ontology) is printed in most values, whatever they state."""
+    return any(not code(w) or len(w) >= 2 for w in words)
 
 
 def code(word: str) -> bool:

@@ -53,6 +53,12 @@ _BODY = f"""
   OPTIONAL {{ ?fact <{HR}unit> ?unit }}
   OPTIONAL {{ ?fact <{HR}chunk> ?chunk }}"""
 
+_LEAN_SELECT = "?fact ?doc ?prop ?value ?status ?number ?unit ?page"
+_LEAN_BODY = f"""
+  ?fact <{HR}property> ?prop ; <{HR}status> ?status ; <{HR}doc> ?doc ; <{HR}page> ?page .
+  OPTIONAL {{ ?fact <{HR}number> ?number }}
+  OPTIONAL {{ ?fact <{HR}unit> ?unit }}"""
+
 
 @dataclass(slots=True)
 class KGResult:
@@ -72,6 +78,7 @@ def fact_query(
     facts: Sequence[str] = (),
     any_of: Sequence[str] = (),
     dated: bool = False,
+    lean: bool = False,
 ) -> str:
     """The template SELECT over ``hr:Fact`` nodes; every input is escaped by construction.
 
@@ -82,18 +89,26 @@ def fact_query(
         facts: fact IRIs to restrict to (used to load provenance for LLM-found facts).
         any_of: lower-case strings one of which every matching value must contain.
         dated: only the values typed as dates.
+        lean: select what membership reads (``_LEAN_SELECT``: no subject, quote or
+            chunk), the value's filters next to the value, for a scan over many
+            documents whose members' provenance is read afterwards by ``facts``.
     """
-    parts = [f"SELECT {_SELECT} WHERE {{"]
+    parts = [f"SELECT {_LEAN_SELECT if lean else _SELECT} WHERE {{"]
     if facts:  # first, so the engine starts from the given nodes
         parts.append("  VALUES ?fact { " + " ".join(iri(f).n3() for f in facts) + " }")
     if props:  # before the body: oxigraph then starts from the property's facts (2-3x)
         parts.append("  VALUES ?prop { " + " ".join(iri(p).n3() for p in props) + " }")
-    parts.append(_BODY)
+    if lean:  # the value and its filters first: oxigraph then filters before it joins
+        parts.append(f"  ?fact <{HR}value> ?value .")
+    else:
+        parts.append(_BODY)
     for word in contains:
         parts.append(f"  FILTER(CONTAINS(LCASE(STR(?value)), {literal(word).n3()}))")
     if any_of:
         either = " || ".join(f"CONTAINS(LCASE(STR(?value)), {literal(w).n3()})" for w in any_of)
         parts.append(f"  FILTER({either})")
+    if lean:
+        parts.append(_LEAN_BODY)
     if order:
         parts.append('  FILTER(BOUND(?number) && ?status = "stated")')
     if dated:
@@ -127,12 +142,12 @@ async def run_kg_chain(
     if analysis.collection and analysis.named_set:  # "How many zinc compounds ...?"
         scope = [d for d in analysis.named_set if d in scope]
         template = template or _naming_template(ontology)
-    if template is not None and analysis.collection:
-        await _run(template, "template", graph=graph, scope=scope, result=result, workers=workers)
-        result.facts = members(analysis, result.facts)  # precision first: members only
+    if template is not None and analysis.collection:  # precision first: members only
+        await _collect(template, "template", analysis, graph=graph, scope=scope,
+                       result=result, workers=workers)  # fmt: skip
         if not result.facts and not result.errors and (coded := _asked_values(analysis)):
-            await _run(coded, "broadened", graph=graph, scope=scope, result=result, workers=workers)
-            result.facts = members(analysis, result.facts)
+            await _collect(coded, "broadened", analysis, graph=graph, scope=scope,
+                           result=result, workers=workers)  # fmt: skip
         if result.facts or result.errors or llm is None:
             return _finished(result, ontology)
         template = None  # no phrase of the question matched: the model writes SPARQL
@@ -210,27 +225,27 @@ def _asked_values(a: QuestionAnalysis) -> str | None:
     bounded = a.threshold is not None or a.period is not None
     if bounded or not a.properties or not question_codes(a.question):
         return None
-    return fact_query([p.iri for p in a.properties])
+    return fact_query([p.iri for p in a.properties], lean=True)
 
 
 def _naming_template(ontology: Ontology) -> str | None:
     """The values that name each document's subject (its name, its synonyms)."""
     naming = set(document_model(ontology).naming)
     iris = [p.iri for p in ontology.properties() if p.name in naming]
-    return fact_query(iris) if iris else None
+    return fact_query(iris, lean=True) if iris else None
 
 
 def _collection_template(a: QuestionAnalysis) -> str | None:
     """Every document's facts a collection question can use: the asked quantity's for
     a bound or an extreme, else the values that hold a word of its phrases."""
     if a.threshold is not None or a.intent in ("min", "max"):
-        return fact_query([a.properties[0].iri]) if a.properties else None
+        return fact_query([a.properties[0].iri], lean=True) if a.properties else None
     if a.intent == "lookup" and a.named_set:  # each named document's values
-        return fact_query([p.iri for p in a.properties])
+        return fact_query([p.iri for p in a.properties], lean=True)
     if a.period is not None:  # the asked dates, or any date the documents state
-        return fact_query([p.iri for p in a.properties if p.name in a.typed], dated=True)
+        return fact_query([p.iri for p in a.properties if p.name in a.typed], dated=True, lean=True)
     roots = search_roots(collection_phrases(a.question, a.kind_words), a.vocabulary)
-    return fact_query([], any_of=roots) if roots else None
+    return fact_query([], any_of=roots, lean=True) if roots else None
 
 
 def _unranked(a: QuestionAnalysis, found: KGResult) -> str | None:
@@ -285,10 +300,12 @@ async def _run(
     result: KGResult,
     workers: Workers,
     deadline: float | None = None,
+    facts: bool = True,
 ) -> SparqlResult | None:
     """Run one query (abandoned at cancellation); errors become attempts and chain errors.
 
-    With a ``deadline`` and a store that can stop a query, the query runs bounded.
+    With a ``deadline`` and a store that can stop a query, the query runs bounded. Its
+    rows become ``result.facts`` unless ``facts`` is false (the caller reads them).
     """
     try:
         res = await workers.run(
@@ -306,8 +323,80 @@ async def _run(
             result.errors.append(ChainError(chain="kg", kind=type(exc).__name__, message=str(exc)))
         return None
     result.attempts.append(SparqlAttempt(query=sparql, origin=origin, rows=len(res.rows)))  # type: ignore[arg-type]
-    result.facts.extend(f for row in res.rows if (f := _row_fact(row)) is not None)
+    if facts:
+        result.facts.extend(f for row in res.rows if (f := _row_fact(row)) is not None)
     return res
+
+
+PROVENANCE_BATCH = 500
+"""Facts whose provenance one query reads (``VALUES ?fact``): the query text stays small."""
+
+
+async def _collect(
+    sparql: str,
+    origin: str,
+    a: QuestionAnalysis,
+    *,
+    graph: GraphStore,
+    scope: Sequence[str],
+    result: KGResult,
+    workers: Workers,
+) -> None:
+    """A collection question's members: a lean scan of the values (``fact_query(lean=
+    True)``), membership decided on them, then the provenance of the members only.
+
+    Reading the subject, the quote and the chunk of every value a filter's roots hold
+    (thousands of facts for a common word) cost more than the scan itself.
+    """
+    res = await _run(sparql, origin, graph=graph, scope=scope, result=result,
+                     workers=workers, facts=False)  # fmt: skip
+    if res is None:
+        return
+    chosen = members(a, [v for row in res.rows if (v := _stored_value(row)) is not None])
+    wanted = list(dict.fromkeys(v.fact for v in chosen))
+    found: dict[str, Fact] = {}
+    for i in range(0, len(wanted), PROVENANCE_BATCH):
+        query = fact_query([], facts=wanted[i : i + PROVENANCE_BATCH])
+        read = await _run(query, origin, graph=graph, scope=scope, result=result,
+                          workers=workers, facts=False)  # fmt: skip
+        if read is None:  # members found, their provenance unread: a failure, never "none"
+            if not result.errors:
+                message = "the store failed while reading the members' evidence"
+                result.errors.append(ChainError(chain="kg", kind="StoreError", message=message))
+            return
+        for row in read.rows:
+            if (f := _row_fact(row)) is not None:
+                found.setdefault(row["fact"].value, f)
+    result.facts.extend(found[v.fact] for v in chosen if v.fact in found)
+
+
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    """A fact's value as the lean scan reads it (what ``members`` decides on)."""
+
+    fact: str
+    doc_id: str
+    predicate: str
+    value: str
+    number: float | None
+    unit: str | None
+    status: str
+
+
+def _stored_value(row: dict[str, Term]) -> _Stored | None:
+    if any(k not in row for k in ("fact", "doc", "prop", "value")):
+        return None
+    number = row["number"].to_python() if "number" in row else None
+    status = row["status"].value if "status" in row else "stated"
+    return _Stored(
+        fact=row["fact"].value,
+        doc_id=row["doc"].value,
+        predicate=re.split(r"[#/]", row["prop"].value)[-1],
+        value=row["value"].value,
+        number=float(number) if isinstance(number, (int, float)) else None,
+        unit=row["unit"].value if "unit" in row else None,
+        status="unavailable" if status == "unavailable" else "stated",
+    )
 
 
 def _query(
