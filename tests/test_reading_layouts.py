@@ -207,3 +207,56 @@ def test_a_pair_question_naming_two_copies_of_one_document_looks_for_the_other_n
     text = answer.text or ""
     assert text.startswith("No"), text
     assert "radhaus" in {f.doc_id for f in answer.facts}
+
+
+# --- a value below its label: sentences one per line, or a name over an address -----------
+
+CARE = r"""
+@prefix c: <http://example.org/care#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+c:Appliance a owl:Class ; rdfs:label "Appliance" .
+c:cleaning a owl:DatatypeProperty ; rdfs:label "Cleaning" ; rdfs:domain c:Appliance ;
+    rdfs:range xsd:string .
+c:notToUse a owl:DatatypeProperty ; rdfs:label "Do not use" ; rdfs:domain c:Appliance ;
+    rdfs:range xsd:string .
+c:servicedBy a owl:DatatypeProperty ; rdfs:label "Serviced by" ; rdfs:domain c:Appliance ;
+    rdfs:range xsd:string .
+"""
+
+
+def test_sentences_below_a_label_are_its_value_up_to_the_blank_line() -> None:
+    care = TurtleOntology.from_turtle(CARE, source="care.ttl")
+    text = (
+        "Cleaning:\nWipe the drum with a damp cloth after each use.\n"
+        "Descale the water tank once a month with citric acid.\n\n"
+        "Do not use:\nBleach or abrasive pads on the steel front.\n"
+    )
+    ex = extract_offline([Page(number=1, text=text)], ontology=care, source_name="care.txt")
+    assert _values(ex, "cleaning") == [
+        "Wipe the drum with a damp cloth after each use. "
+        "Descale the water tank once a month with citric acid."
+    ]
+    assert _values(ex, "notToUse") == ["Bleach or abrasive pads on the steel front."]
+
+
+def test_a_name_below_its_label_keeps_the_address_lines_out() -> None:
+    care = TurtleOntology.from_turtle(CARE, source="care.ttl")
+    text = "Serviced by:\nKessler Haustechnik GmbH.\nAm Hang 12, 6020 Innsbruck\nAT\n\n"
+    ex = extract_offline([Page(number=1, text=text)], ontology=care, source_name="care.txt")
+    assert _values(ex, "servicedBy") == ["Kessler Haustechnik GmbH."]
+
+
+def test_the_rest_of_a_longer_label_is_no_procedure() -> None:
+    care = TurtleOntology.from_turtle(
+        CARE.replace(
+            'c:cleaning a owl:DatatypeProperty ; rdfs:label "Cleaning" ;',
+            'c:cleaning a owl:DatatypeProperty ; rdfs:label "Cleaning" ; hr:valueKind "procedure" ;',
+        ).replace("@prefix c:", "@prefix hr: <http://hybrid-rag.org/ns#> .\n@prefix c:"),
+        source="care.ttl",
+    )
+    text = "Cleaning intervals:\nServiced by: Kessler Haustechnik\n"
+    ex = extract_offline([Page(number=1, text=text)], ontology=care, source_name="care.txt")
+    assert _values(ex, "cleaning") == []  # "intervals:" is the rest of a longer label
+    assert _values(ex, "servicedBy") == ["Kessler Haustechnik"]

@@ -236,7 +236,8 @@ def _label_fact(
     elif not _squash(value) and cut < line_end:  # "Melting point/Melting range: 98 °C"
         read_inline(state, page, text[line_start:line_end], line_start, at=cut - line_start)
         return True
-    if not _squash(value):
+    below = not _squash(value)
+    if below:
         idx += 1
         while idx < len(spans) and _between(text[spans[idx][0] : spans[idx][1]]):
             idx += 1  # a blank line or a running page header between a label and its value
@@ -256,7 +257,8 @@ def _label_fact(
             idx = ahead
         value, end = text[spans[idx][0] : spans[idx][1]].strip(), spans[idx][1]
     if prop.kind == "text" and end == spans[idx][1]:
-        value, end = _continue(state, text, spans, idx, value, end)
+        block = _block_below(state, text, spans, idx, value) if below else None
+        value, end = block or _continue(state, text, spans, idx, value, end)
     fact = _make_fact(prop, value, text[qs:end].rstrip(), page.number)
     if fact is None:
         return False
@@ -399,6 +401,38 @@ def _continue(
     return value, end
 
 
+_BELOW_LINES = 4
+"""The most lines a value below its label may add to its first before its block ends."""
+_SENTENCE = re.compile(r"[A-Z(][^.!?]*\S.*[.!]")
+
+
+def _sentence(line: str) -> bool:
+    """A line that is one or more whole sentences ("Use carbon dioxide for small
+    fires."), not a name or an address line ("Amazon Web Services, Inc.")."""
+    return _SENTENCE.fullmatch(line) is not None and len(line.split()) >= 4
+
+
+def _block_below(
+    state: _State, text: str, spans: list[tuple[int, int]], idx: int, value: str
+) -> tuple[str, int] | None:
+    """A value printed below its label as sentences, one per line ("Suitable
+    extinguishing media:" over two), whole: its lines up to a blank line, a label or a
+    heading. ``None`` (the lines are read as wrapped ones) when a line is no whole
+    sentence, or the block does not end within ``_BELOW_LINES`` lines or
+    ``_MAX_VALUE`` characters."""
+    end = spans[idx][1]
+    if not _sentence(value):
+        return None
+    for nxt in range(idx + 1, min(idx + 1 + _BELOW_LINES, len(spans)) + 1):
+        if nxt == len(spans) or not _plain_line(state, text, *spans[nxt]):
+            return (value, end) if len(value) <= _MAX_VALUE else None
+        line = text[spans[nxt][0] : spans[nxt][1]].strip()
+        if not _sentence(line):
+            return None
+        value, end = value + " " + line, spans[nxt][1]
+    return None
+
+
 def _procedure(
     state: _State, page: Page, spans: list[tuple[int, int]], idx: int, qs: int, le: int, name: str
 ) -> int:
@@ -414,7 +448,8 @@ def _procedure(
     s, e = spans[idx]
     sep_end = _SEP.match(text, le, e).end()  # type: ignore[union-attr]
     title = _numbered(text, s, qs) and ":" not in text[le:sep_end]
-    inline = not title and bool(_squash(text[sep_end:e]))
+    rest = text[sep_end:e].strip()  # "Storage stability:": the rest of a longer label
+    inline = not title and bool(_squash(rest)) and not _LABEL_ONLY.fullmatch(rest)
     section = state.comp.props[name].section
     state.ahead = section is not None and section > state.section  # a response statement
     first, end, nxt = _block(state, text, spans, idx + 1)
