@@ -45,7 +45,14 @@ from hybrid_rag.types import ClassDef, DocumentModel, Ontology, PropertyDef
 if TYPE_CHECKING:
     from hybrid_rag.rdf import Triple
 
-__all__ = ["TurtleOntology", "document_model", "load_ontology", "normalize_label", "slugify"]
+__all__ = [
+    "TurtleOntology",
+    "document_model",
+    "load_ontology",
+    "normalize_label",
+    "slugify",
+    "split_camel",
+]
 
 _RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 _OWL = "http://www.w3.org/2002/07/owl#"
@@ -83,12 +90,33 @@ def slugify(label: str, *, max_length: int = _MAX_SLUG) -> str:
 def normalize_label(text: str) -> list[str]:
     """Lower-case ASCII tokens of ``text``, each reduced to a light stem.
 
+    An irregular verb form is read as its base first ("fought" as "fight").
+
     Plurals and ``-ed`` / ``-ing`` endings and a final ``e`` go
     (``hybrid_rag.text.suffix_stem``), so ``"Odors"`` and ``"odor"``, ``"boils"``,
     ``"boiling"`` and ``"boil"``, ``"swallowed"`` and ``"swallow"`` give the same token.
     """
     folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    return [suffix_stem(t) for t in _TOKEN.findall(folded.lower()) if t != "s"]
+    words = _TOKEN.findall(folded.lower())
+    return [suffix_stem(_IRREGULAR.get(t, t)) for t in words if t != "s"]
+
+
+_IRREGULAR = {
+    **dict.fromkeys(("fought",), "fight"),
+    **dict.fromkeys(("gave", "given"), "give"),
+    **dict.fromkeys(("took", "taken"), "take"),
+    **dict.fromkeys(("wore", "worn"), "wear"),
+    **dict.fromkeys(("broke", "broken"), "break"),
+    **dict.fromkeys(("threw", "thrown"), "throw"),
+    **dict.fromkeys(("spilt",), "spill"),
+    **dict.fromkeys(("kept",), "keep"),
+    **dict.fromkeys(("held",), "hold"),
+    **dict.fromkeys(("brought",), "bring"),
+    **dict.fromkeys(("caught",), "catch"),
+    **dict.fromkeys(("froze", "frozen"), "freeze"),
+}
+"""Irregular English verb forms and their base ("how should the fire be fought" names
+"fight a fire"): English morphology, no domain's words."""
 
 
 _FUNCTION_WORDS = frozenset(
@@ -353,7 +381,7 @@ class TurtleOntology:
             return "number"
         if prop.range in _DATES:
             return "date"
-        words = {*_split_camel(prop.name).lower().split(), *prop.label.lower().split()}
+        words = {*split_camel(prop.name).lower().split(), *prop.label.lower().split()}
         return "currency" if "currency" in words else "text"
 
     def document_model(self) -> DocumentModel:
@@ -480,7 +508,7 @@ class TurtleOntology:
             for p in self._props:
                 for label in p.labels:
                     shown.setdefault("".join(_content_label(label)), set()).add(p.name)
-                for label in {*p.labels, *self.search_labels(p.name), _split_camel(p.name)}:
+                for label in {*p.labels, *self.search_labels(p.name), split_camel(p.name)}:
                     toks = _content_label(label)
                     if not toks or "".join(toks) in kinds:
                         continue
@@ -528,7 +556,8 @@ def _short_alts(alts: Sequence[str], *, n: int = 4, longest: int = 40) -> list[s
     return out[:n]
 
 
-def _split_camel(name: str) -> str:
+def split_camel(name: str) -> str:
+    """A camel-case name as words: ``"lastSeenAt"`` -> ``"last Seen At"``."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
 
 
@@ -672,10 +701,10 @@ def _dated_by_number(onto: TurtleOntology, order: dict[str, int]) -> None:
     own.sort(key=lambda p: order.get(p.name, 1 << 30))
     date = next((p.name for p in own if onto.value_kind(p.name) == "date"), None)
     cls = next((c for c in onto.classes() if c.name == model.subject_class), None)
-    words = set(_split_camel(model.subject_class or "").lower().split())
+    words = set(split_camel(model.subject_class or "").lower().split())
     words |= set((cls.label if cls else "").lower().split()) | {model.document_noun.lower()}
     ids = [p for p in own if p.name in model.identifying]
-    ids.sort(key=lambda p: not words & set(_split_camel(p.name).lower().split()))
+    ids.sort(key=lambda p: not words & set(split_camel(p.name).lower().split()))
     ident = ids[0].name if ids else None  # the document's own number first
     if date is not None and ident is not None and date not in onto._read_from:
         onto._read_from[date] = (ident,)
@@ -717,7 +746,7 @@ def _document_model(
             for p in own
             if p.kind == "datatype"
             and p.name not in naming
-            and _split_camel(p.name).lower().split()[-1:] in ([w] for w in _ID_WORDS)
+            and split_camel(p.name).lower().split()[-1:] in ([w] for w in _ID_WORDS)
         )
     noun = _noun(graph, classes, subject, namespace)
     del annotations
@@ -796,7 +825,7 @@ def _default_naming(
         p.name
         for p in own
         if p.kind == "datatype"
-        and "name" in {*_split_camel(p.name).lower().split(), *p.label.lower().split()}
+        and "name" in {*split_camel(p.name).lower().split(), *p.label.lower().split()}
     )
     if named:
         return named
@@ -883,7 +912,7 @@ def _lang_rank(lang: str | None) -> int:
 def _labels(graph: Any, iri: str, name: str) -> tuple[str, tuple[str, ...]]:
     """The displayed label (untagged or English first) and every other label, any language."""
     labels = _texts(graph, iri, _RDFS + "label")
-    label = labels[0][0] if labels else _split_camel(name)
+    label = labels[0][0] if labels else split_camel(name)
     others = [t for t, _l in labels[1:]] + [t for t, _l in _texts(graph, iri, _SKOS_ALT)]
     return label, tuple(dict.fromkeys(t for t in others if t != label))
 
@@ -978,9 +1007,9 @@ def document_model(ontology: Ontology) -> DocumentModel:
         return DocumentModel()
     subject = sorted(counts, key=lambda n: (-counts[n], n))[0]
     own = [p for p in props if p.kind == "datatype" and _local(p.domain or "") == subject]
-    naming = tuple(p.name for p in own if "name" in _split_camel(p.name).lower().split())
+    naming = tuple(p.name for p in own if "name" in split_camel(p.name).lower().split())
     ident = tuple(
-        p.name for p in own if _split_camel(p.name).lower().split()[-1:] in ([w] for w in _ID_WORDS)
+        p.name for p in own if split_camel(p.name).lower().split()[-1:] in ([w] for w in _ID_WORDS)
     )
     label = next(c.label for c in classes if c.name == subject)
     return DocumentModel(subject, naming, ident, (), label.lower())

@@ -360,6 +360,10 @@ class QuestionAnalysis:
         set_name: the name ``named_set`` was read from, as asked ("zinc", "acme").
         period: for a collection ``filter`` on a date ("revised in 2023", "dated
             December 2021"): the span the asked date property's typed value must fall in.
+        other_items: for a ``procedure``: the labels of the properties not asked (of two
+            or more words, as ``normalize_label`` squashes them): a passage item that
+            opens with one ("Personal protection ...") is that item's text, not the
+            asked one's.
     """
 
     question: str
@@ -387,6 +391,7 @@ class QuestionAnalysis:
     named_set: tuple[str, ...] = ()
     set_name: str | None = None
     period: DateSpan | None = None
+    other_items: frozenset[str] = frozenset()
 
     @property
     def answered_directly(self) -> bool:

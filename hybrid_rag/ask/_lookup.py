@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from hybrid_rag.ask._passages import HEADING, from_passages, label_line
 from hybrid_rag.ask._phrasing import MAX_CHARS, Composed, cite, clip, doc_name
 from hybrid_rag.ask.analysis import QuestionAnalysis
-from hybrid_rag.ask.vector import section_number
+from hybrid_rag.ask.vector import heading_number, section_number
 from hybrid_rag.models import Abstention, Evidence, Fact, Passage
 from hybrid_rag.protocols import PropertyDef
 from hybrid_rag.text import content_tokens, norm, sentences, tokens
@@ -90,7 +90,8 @@ def _from_sections(a: QuestionAnalysis, passages: Sequence[Passage], limit: int)
     exposure route inside the first-aid section); else the section's opening sentences.
     """
     pool = [p for p in passages if "section" in p.ranks]
-    found = from_passages(a, pool, prefix="", limit=limit) if pool else None
+    within = [q for q in (_section_part(p, a.sections) for p in pool) if q is not None]
+    found = from_passages(a, within, prefix="", limit=limit) if within else None
     if found is not None and found.text:
         return found
     for p in pool:
@@ -103,6 +104,27 @@ def _from_sections(a: QuestionAnalysis, passages: Sequence[Passage], limit: int)
     # spill clean-up): passages of an unknown section may still answer
     elsewhere = [p for p in passages if section_number(p.section) in (None, *a.sections)]
     return from_passages(a, elsewhere, prefix="", limit=limit)
+
+
+def _section_part(p: Passage, sections: Sequence[int]) -> Passage | None:
+    """``p`` cut to its lines in one of ``sections``: from such a heading (or the start,
+    unless the first heading is the asked one) up to the heading of another section.
+    ``None`` when no line of it is in them."""
+    lines = p.text.splitlines(keepends=True)
+    marks = [(i, heading_number(line)) for i, line in enumerate(lines)]
+    marks = [(i, n) for i, n in marks if n is not None]
+    inside = not marks or marks[0][1] not in sections
+    keep: list[str] = []
+    for i, line in enumerate(lines):
+        n = next((n for j, n in marks if j == i), None)
+        if n is not None:
+            inside = n in sections
+        if inside:
+            keep.append(line)
+    text = "".join(keep).strip()
+    if not text:
+        return None
+    return p if text == p.text.strip() else p.model_copy(update={"text": text})
 
 
 def _section_body(text: str, sections: Sequence[int]) -> str | None:

@@ -12,6 +12,7 @@ from itertools import pairwise
 from hybrid_rag.ask._phrasing import MAX_CHARS, Composed, cite, clip
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.models import Evidence, Fact, Passage
+from hybrid_rag.ontology import normalize_label
 from hybrid_rag.protocols import PropertyDef
 from hybrid_rag.text import content_tokens, norm, sentences, tokens
 
@@ -157,7 +158,8 @@ _LABELLED = re.compile(
 )  # "If swallowed: ...", "SKIN CONTACT: ..."
 HEADING = re.compile(
     r"^\s*(?:SECTION\s*\d+\b|\d{1,2}(?:\.\d{1,2})+\.?\s|#{1,6}\s"
-    r"|(?-i:\d{1,2}\.\s+[A-Z][A-Z /&,-]{3,}$))",  # "4. FIRST-AID MEASURES"
+    r"|(?-i:\d{1,2}\.\s+[A-Z][A-Z /&,-]{3,}$)"  # "4. FIRST-AID MEASURES"
+    r"|(?-i:\d{1,2}\s+[A-Z][a-z]+(?:[ /&,-]+[A-Za-z]+){0,5}\s*$))",  # "5 Fire-fighting measures"
     re.I,
 )
 
@@ -174,7 +176,7 @@ def from_passages(
     pool = [p for p in passages if only is None or p.doc_id in only]
     if not pool:
         return Composed(None, (), False, False)
-    drop = frozenset(t for p in a.subjects for t in tokens(p.label))
+    drop = _name_words(a)
     parts = [q for q in _PARTS.split(a.question) if content_tokens(q, drop=drop)][:2]
     parts = parts or [a.question]
     texts: list[str] = []
@@ -186,6 +188,7 @@ def from_passages(
             content_tokens(part, drop=drop),
             limit=share - 30,
             paragraph=a.intent == "procedure",
+            others=a.other_items,
         )
         if best is None or any(best[1] in t for t in texts):
             continue
@@ -200,8 +203,23 @@ def from_passages(
     return Composed(clip(prefix + " ".join(texts), limit), tuple(cites), False, True)
 
 
+def _name_words(a: QuestionAnalysis) -> frozenset[str]:
+    """Words of the named subjects, with a bracket right after a name ("APPLE 17J04
+    (IFF)": who makes it, a grade): they name the document, not what is asked of it."""
+    names = {t for p in a.subjects for t in tokens(p.label)}
+    for m in re.finditer(r"([\w.-]+)\s*\(([^()]{1,40})\)", a.question):
+        if names and set(tokens(m.group(1))) <= names:
+            names |= set(tokens(m.group(2)))
+    return frozenset(names)
+
+
 def _best_sentences(
-    pool: Sequence[Passage], query: Sequence[str], *, limit: int, paragraph: bool = False
+    pool: Sequence[Passage],
+    query: Sequence[str],
+    *,
+    limit: int,
+    paragraph: bool = False,
+    others: frozenset[str] = frozenset(),
 ) -> tuple[Passage, str] | None:
     """The best window of consecutive sentences: what an extractive answer quotes.
 
@@ -213,7 +231,9 @@ def _best_sentences(
     stand side by side in the window ("skin contact") add a phrase bonus. With
     ``paragraph`` (a procedure) the quote starts where the best window's paragraph does:
     "Keep container tightly closed. ... Store under an inert atmosphere." is one
-    instruction, not its last sentence.
+    instruction, not its last sentence. A window in an item that opens with the label
+    of a property not asked (``others``: ":Personal Protection Avoid inhalation ..." for a clean-up)
+    is that item's text: it counts a quarter.
     """
     if not pool:
         return None
@@ -232,12 +252,44 @@ def _best_sentences(
     for p, rank, spans in cells:
         for i in range(len(spans)):
             score = _window_score(p, spans, i, rank, toks, want, idf, pairs)
+            if score > 0 and others and _in_other_item(p.text, spans, i, others):
+                score *= 0.25
             if score > 0 and (best is None or score > best[0]):
                 best = (score, p, i)
     if best is None:  # no passage says anything about what was asked
         return None
-    start = _paragraph_start(best[1].text, best[2]) if paragraph else best[2]
-    return best[1], _window(best[1], start, limit)
+    if not paragraph:
+        return best[1], _window(best[1], best[2], limit)
+    start = _paragraph_start(best[1].text, best[2])
+    return best[1], _window(best[1], start, limit, reach=limit)
+
+
+def _in_other_item(text: str, spans: list[tuple[int, int]], i: int, others: frozenset[str]) -> bool:
+    """Whether sentence ``i`` or the paragraph it belongs to opens with an item's label
+    that was not asked."""
+    if _opens_with(text[slice(*spans[i])], others):
+        return True
+    start = _paragraph_start(text, i)
+    return start != i and _opens_with(text[slice(*spans[start])], others)
+
+
+def _opens_with(sentence: str, labels: frozenset[str]) -> bool:
+    """Whether ``sentence`` opens (past a bullet or colon) with one of ``labels`` (squashed
+    as ``normalize_label`` writes them) and the label stands as a heading: a colon
+    after it, or its words capitalised ("Personal Protection Avoid ...")."""
+    m = re.match(r"^[\s:•*-]*((?:[A-Za-z][\w'/-]*[\s,/&-]*){1,6})(:?)", sentence)
+    if m is None:
+        return False
+    words = re.findall(r"[A-Za-z][\w'/-]*", m.group(1))
+    for n in range(len(words), 1, -1):
+        if "".join(normalize_label(" ".join(words[:n]))) in labels:
+            return all(w[0].isupper() or w.lower() in _LINKS for w in words[:n]) or bool(
+                m.group(2) and n == len(words)
+            )
+    return False
+
+
+_LINKS = frozenset(["and", "or", "of", "for", "to", "in", "on", "the", "a"])
 
 
 def _idf(want: set[str], sents: Iterable[list[str]]) -> dict[str, float]:
@@ -294,17 +346,19 @@ def _content(sentence: str) -> bool:
     )
 
 
-def _continues(text: str, spans: list[tuple[int, int]], i: int, j: int) -> bool:
+def _continues(
+    text: str, spans: list[tuple[int, int]], i: int, j: int, *, reach: int = 300
+) -> bool:
     """Whether sentence ``j`` still belongs to the window that starts at sentence ``i``.
 
-    A window stops at ~300 characters, at a heading, and at a new labelled item
+    A window stops at ``reach`` characters, at a heading, and at a new labelled item
     ("SKIN CONTACT: ...") once it has content, a heading or a label of its own; a window
     of headings only ("4. FIRST-AID MEASURES", "4.1 DESCRIPTION ...") runs on into the
     content they introduce.
     """
     start = spans[i][0]
     s, e = spans[j]
-    if e - start > 300:
+    if e - start > reach:
         return False
     if all(HEADING.match(text[a:b]) for a, b in spans[i:j]):
         return True
@@ -341,12 +395,17 @@ def _paragraph_start(text: str, idx: int, *, reach: int = 240) -> int:
     return j
 
 
-def _window(p: Passage, idx: int, limit: int) -> str:
-    """The sentence at ``idx`` and the ones after it, within ``limit`` characters (verbatim)."""
+def _window(p: Passage, idx: int, limit: int, *, reach: int = 300) -> str:
+    """The sentence at ``idx`` and the ones after it, within ``limit`` characters (verbatim).
+
+    A window is scored on its first ~300 characters; a procedure's is quoted on to
+    ``reach``: "If involved in a fire, the following can be released:" and the list
+    under it are one item, not a cut after its opening line.
+    """
     spans = sentences(p.text)
     start, end = spans[idx]
     for j in range(idx + 1, len(spans)):
-        if spans[j][1] - start > limit or not _continues(p.text, spans, idx, j):
+        if spans[j][1] - start > limit or not _continues(p.text, spans, idx, j, reach=reach):
             break
         end = spans[j][1]
     return re.sub(r"\s+", " ", p.text[start:end]).strip()

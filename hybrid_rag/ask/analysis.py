@@ -26,7 +26,7 @@ from hybrid_rag.ask.grammar import (
     threshold,
 )
 from hybrid_rag.ask.linking import SubjectIndex, SubjectMatch, without_names
-from hybrid_rag.ontology import document_model, normalize_label
+from hybrid_rag.ontology import document_model, normalize_label, split_camel
 from hybrid_rag.text import STOPWORDS, in_row, norm, stem, tokens
 from hybrid_rag.types import (
     Intent,
@@ -154,7 +154,32 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         named_set=named[2] if named is not None else (),
         period=period,
         set_name=" ".join(named[0]) if named is not None else None,
+        other_items=_other_items(props, ontology) if intent == "procedure" else frozenset(),
     )
+
+
+def _other_items(props: Sequence[PropertyDef], ontology: Ontology) -> frozenset[str]:
+    """Squashed labels of the properties not asked, of two or more words (the label
+    words of an asked property or its sub-properties are never another item's)."""
+    every = _item_labels(tuple(ontology.properties()))
+    asked = {p.name for p in props}
+    if isinstance(ontology, OntologyMatching):
+        asked |= {n for p in props for n in ontology.narrower(p.name)}
+    mine = {key for name, key in every if name in asked}
+    return frozenset(key for name, key in every if name not in asked and key not in mine)
+
+
+@lru_cache(maxsize=8)
+def _item_labels(props: tuple[PropertyDef, ...]) -> tuple[tuple[str, str], ...]:
+    """``(property, squashed label)`` for every label of two or more words, the
+    property's own name read as words included ("personal protection")."""
+    out: list[tuple[str, str]] = []
+    for p in props:
+        for label in (*p.labels, split_camel(p.name)):
+            toks = normalize_label(label)
+            if len(toks) >= 2:
+                out.append((p.name, "".join(toks)))
+    return tuple(dict.fromkeys(out))
 
 
 _RECENCY = re.compile(r"\b(?:most\s+recent(?:ly)?|least\s+recent|latest|newest|oldest|earliest)\b")
@@ -269,6 +294,7 @@ def _typed(props: Sequence[PropertyDef], ontology: Ontology) -> frozenset[str]:
 
 
 _ABOUT = re.compile(r"\b(?:about|regarding|concerning)\s+(.+)$", re.I)
+_BRACKETED = re.compile(r"\(([^()]{3,120})\)")
 _QUALIFIER = re.compile(
     r"\b(?:to|of|for|on|in|against|over|with|from|by|at|under|after|before|if|when"
     r"|about|regarding|concerning)\b",
@@ -282,12 +308,17 @@ def _topic_unmodelled(asked: str, ontology: Ontology) -> bool:
     (an amount's word) only qualifies it, so no property answers; "about late payment"
     or "about the storage of acids" name their property by their head word.
 
-    The head is the last content word before the topic's first qualifying word.
+    The head is the last content word before the topic's first qualifying word. A topic
+    spelt out in brackets ("about its behaviour in water (solubility, hydrolysis)") is
+    what the brackets name, when they name a property.
     """
     m = _ABOUT.search(asked)
     if m is None:
         return False
-    head = _QUALIFIER.split(m.group(1), maxsplit=1)[0]
+    spelt = _BRACKETED.findall(m.group(1))
+    if any(match_properties(inner, ontology) for inner in spelt):
+        return False
+    head = _QUALIFIER.split(_BRACKETED.sub(" ", m.group(1)), maxsplit=1)[0]
     words = [t for t in tokens(head) if t.isalpha() and t not in STOPWORDS]
     return bool(words) and stem(words[-1]) not in _vocabulary_stems(ontology)
 

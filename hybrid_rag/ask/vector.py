@@ -21,6 +21,7 @@ from hybrid_rag.protocols import Embedder, VectorHit, VectorStore
 
 __all__ = [
     "VectorResult",
+    "heading_number",
     "run_vector_chain",
     "section_number",
     "with_matching_passages",
@@ -214,7 +215,18 @@ def _covers(chunk: Chunk, sections: set[int]) -> bool:
     )
 
 
-_HEADING_NO = re.compile(r"^\s*(?:section\s*\d{1,2}\b|\d{1,2}\s*[.:]\s+[A-Z])", re.I)
+_HEADING_NO = re.compile(
+    r"^\s*(?:section\s*\d{1,2}\b|\d{1,2}\s*[.:]\s+[A-Z]"
+    r"|(?-i:\d{1,2}\s+[A-Z][A-Za-z]+(?:[ /&,-]+[A-Za-z]+){0,5}\s*$))",
+    re.I,
+)
+"""A numbered section heading: "SECTION 5", "5. FIRE-FIGHTING MEASURES", or a number
+and a title alone on its line ("5 Fire-fighting measures")."""
+
+
+def heading_number(line: str) -> int | None:
+    """The section number of a numbered section heading line, else ``None``."""
+    return section_number(line) if _HEADING_NO.match(line) else None
 
 
 def section_number(title: str | None) -> int | None:
