@@ -251,8 +251,7 @@ def test_a_name_below_its_label_keeps_the_address_lines_out() -> None:
 def test_the_rest_of_a_longer_label_is_no_procedure() -> None:
     care = TurtleOntology.from_turtle(
         CARE.replace(
-            'c:cleaning a owl:DatatypeProperty ; rdfs:label "Cleaning" ;',
-            'c:cleaning a owl:DatatypeProperty ; rdfs:label "Cleaning" ; hr:valueKind "procedure" ;',
+            'rdfs:label "Cleaning" ;', 'rdfs:label "Cleaning" ; hr:valueKind "procedure" ;'
         ).replace("@prefix c:", "@prefix hr: <http://hybrid-rag.org/ns#> .\n@prefix c:"),
         source="care.ttl",
     )
