@@ -259,3 +259,19 @@ def test_the_rest_of_a_longer_label_is_no_procedure() -> None:
     ex = extract_offline([Page(number=1, text=text)], ontology=care, source_name="care.txt")
     assert _values(ex, "cleaning") == []  # "intervals:" is the rest of a longer label
     assert _values(ex, "servicedBy") == ["Kessler Haustechnik"]
+
+
+def test_a_procedure_that_ends_a_page_skips_the_next_pages_running_header() -> None:
+    care = TurtleOntology.from_turtle(
+        CARE.replace(
+            'rdfs:label "Cleaning" ;', 'rdfs:label "Cleaning" ; hr:valueKind "procedure" ;'
+        ).replace("@prefix c:", "@prefix hr: <http://hybrid-rag.org/ns#> .\n@prefix c:"),
+        source="care.ttl",
+    )
+    header = "Care Guide\nKessler KX-2 Dryer\n"
+    pages = [
+        Page(number=1, text=header + "\nServiced by: Kessler Haustechnik\n\nCleaning:\n"),
+        Page(number=2, text=header + "\nWipe the drum with a damp cloth after each use.\n"),
+    ]
+    ex = extract_offline(pages, ontology=care, source_name="care.txt")
+    assert _values(ex, "cleaning") == ["Wipe the drum with a damp cloth after each use."]

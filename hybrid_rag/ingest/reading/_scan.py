@@ -517,15 +517,35 @@ def _ends_procedure(state: _State, line: str) -> bool:
     return any(later)
 
 
+_TOP_LINES = 6
+"""The lines at the top of a page a running header may take."""
+
+
+def _top(text: str, spans: list[tuple[int, int]]) -> frozenset[str]:
+    lines = (" ".join(text[s:e].split()) for s, e in spans)
+    return frozenset([line for line in lines if line][:_TOP_LINES])
+
+
+def _running(state: _State, line: str) -> bool:
+    """A line of a running page header: blank, a page number or web address, or a line
+    the previous page also opened with ("Safety Data Sheet", the product's name)."""
+    said = " ".join(line.split())
+    return not said or said in state.top or _PAGE_HEADER.search(line) is not None
+
+
 def _pending(state: _State, page: Page, spans: list[tuple[int, int]]) -> int:
-    """Finish a procedure whose heading ended the previous page; the first line to scan."""
+    """Finish a procedure whose heading ended the previous page (past the running
+    header); the first line to scan."""
     name, state.pending = state.pending, None
-    if name is None:
-        return 0
     text = page.text
     start = 0
-    while start < min(len(spans), 3) and _PAGE_HEADER.search(text[slice(*spans[start])]):
+    while (
+        name and start < min(len(spans), _TOP_LINES) and _running(state, text[slice(*spans[start])])
+    ):
         start += 1
+    state.top = _top(text, spans)
+    if name is None:
+        return 0
     first, end, nxt = _block(state, text, spans, start)
     if first is None:
         return start

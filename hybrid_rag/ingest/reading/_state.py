@@ -30,6 +30,7 @@ class _State:
     part_misses: int = 0  # lines since the last row of the part table
     parts: int = 0  # parts (table rows) read so far
     column_cells: dict[str, list[ExtractedFact]] = field(default_factory=dict)  # subject's
+    top: frozenset[str] = frozenset()  # the previous page's first lines (a running header)
 
     def knows(self, prop: str) -> bool:
         """Whether the ontology defines ``prop`` (the ``Reading`` seam)."""
