@@ -671,3 +671,58 @@ def test_a_text_value_is_not_taken_from_the_line_under_a_longer_label() -> None:
     passages = [Passage(doc_id="ipa-91", page=6, chunk_id="c6", score=0.1, text=text)]
     out = compose_extractive(a, [], passages)
     assert out.text is not None and "Sharp, alcoholic" in out.text and "7.7" not in out.text
+
+
+_DEVICE_TTL = """
+@prefix dev: <http://example.org/device#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+dev:Device a owl:Class ; rdfs:label "Device" .
+dev:Standard a owl:Class ; rdfs:label "Standard" .
+dev:modelName a owl:DatatypeProperty ; rdfs:label "Model name" ;
+    rdfs:domain dev:Device ; rdfs:range xsd:string .
+dev:intendedUse a owl:DatatypeProperty ; rdfs:label "Intended use" ;
+    rdfs:domain dev:Device ; rdfs:range xsd:string .
+dev:certifiedTo a owl:ObjectProperty ; rdfs:label "has certification" ;
+    skos:altLabel "certification" ; rdfs:domain dev:Device ; rdfs:range dev:Standard .
+dev:meetsStandard a owl:ObjectProperty ; rdfs:label "meets" ; skos:altLabel "standard" ;
+    rdfs:domain dev:Device ; rdfs:range dev:Standard .
+dev:voltage a owl:DatatypeProperty ; rdfs:label "Rated voltage" ;
+    rdfs:domain dev:Device ; rdfs:range xsd:string .
+"""
+
+
+@pytest.fixture(scope="module")
+def device_ontology(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from pathlib import Path
+
+    path = Path(tmp_path_factory.mktemp("onto")) / "device.ttl"
+    path.write_text(_DEVICE_TTL, encoding="utf-8")
+    return load_ontology(path)
+
+
+_DEVICES = SubjectIndex([("hub", ["Zentra Hub 4"]), ("lamp", ["Orla Desk Lamp"])])
+
+
+def test_a_participle_before_for_asks_the_purpose_its_use_label_names(device_ontology) -> None:  # type: ignore[no-untyped-def]
+    a = analyse("What is the Zentra Hub 4 intended for?", index=_DEVICES, ontology=device_ontology)
+    assert [m.doc_id for m in a.subjects] == ["hub"]
+    assert [p.name for p in a.properties] == ["intendedUse"]
+
+
+def test_a_participle_names_the_relation_labelled_by_its_noun(device_ontology) -> None:  # type: ignore[no-untyped-def]
+    q = "Which standard is the Orla Desk Lamp certified under?"
+    a = analyse(q, index=_DEVICES, ontology=device_ontology)
+    assert [p.name for p in a.properties][:2] == ["certifiedTo", "meetsStandard"]
+
+
+def test_a_named_field_with_values_keeps_the_question_from_its_verb(device_ontology) -> None:  # type: ignore[no-untyped-def]
+    q = "What rated voltage is the Orla Desk Lamp certified for?"
+    a = analyse(q, index=_DEVICES, ontology=device_ontology)
+    assert [p.name for p in a.properties] == ["voltage"]  # the voltage, not a purpose
+    q = "What is the Orla Desk Lamp's model name?"
+    assert [p.name for p in analyse(q, index=_DEVICES, ontology=device_ontology).properties] == [
+        "modelName"
+    ]

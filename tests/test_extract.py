@@ -786,3 +786,34 @@ def test_a_name_read_from_the_title_is_a_fact_with_its_line(onto: Ontology) -> N
     # a labelled field already names it: no second name fact
     labelled = extract_offline([Page(number=1, text=LABALLEY_P1)], ontology=onto)
     assert [f.value for f in labelled.facts if f.prop == "productName"] == ["Acetone"]
+
+
+def test_a_composition_row_printed_over_several_lines_is_one_component() -> None:
+    page = (
+        "Product name : Garden Mint Base 12\nSECTION 3: Composition/information on ingredients\n"
+        "Ingredient name Identifiers % Classification\n"
+        "glycerol EC : 200-289-5 \nCAS : 56-81-5 \n \n>= 40 - <= 60 Not classified. \n"
+        "menthol EC : 218-690-9 \nCAS : 2216-51-5 \nIndex : 612-002-\n00-7 \n"
+        ">= 5 - < 10 Skin Irrit. 2, H315 \n"
+        "SECTION 4: First aid measures\n"
+    )
+    ex = _named([page])
+    parts = {f.object_label: f for f in ex.facts if f.prop == "hasComponent"}
+    assert set(parts) == {"glycerol", "menthol"}
+    assert "56-81-5" in parts["glycerol"].value and ">= 40 - <= 60" in parts["glycerol"].value
+    assert parts["glycerol"].quote in page  # from the name's line to the concentration's
+    assert "00-7" in parts["menthol"].value  # a broken index number is no concentration
+    conc = [f for f in ex.facts if f.prop == "concentration"]
+    assert [(f.value, f.number, f.unit) for f in conc[:1]] == [(">= 40 - <= 60", 40.0, "%")]
+
+
+def test_a_spread_row_without_a_percent_column_or_cas_number_is_no_component() -> None:
+    page = (
+        "Product name : Garden Mint Base 12\nSECTION 3: Composition/information on ingredients\n"
+        "Ingredient name Identifiers Classification\n"
+        "glycerol EC : 200-289-5 \nCAS : 56-81-5 \n12 - 15 Not classified. \n"
+        "menthol EC : 218-690-9 \n>= 5 - < 10 % Skin Irrit. 2, H315 \n"
+        "SECTION 4: First aid measures\n"
+    )
+    ex = _named([page])
+    assert not [f for f in ex.facts if f.prop == "hasComponent"]

@@ -16,6 +16,7 @@ from hybrid_rag.ask._collection_words import (
     sets,
 )
 from hybrid_rag.ask._sets import named_set, period_of, set_cue, shared_name
+from hybrid_rag.ask._verbs import by_verb_noun
 from hybrid_rag.ask._wh import by_question_word
 from hybrid_rag.ask.grammar import (
     COMPARISON_WORDS,
@@ -87,6 +88,7 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     text = norm(question)
     start = norm(main_clause(question))  # how the question starts, past a lead-in
     props = by_question_word(asked, start, props, ontology, match_properties)
+    props = by_verb_noun(asked, props, ontology, match_properties)
     if not props and not subjects and _RECENCY.search(text):
         props = _dating(ontology)  # "the most recent invoice": by the document's own date
     terms = _filter_terms(question)

@@ -145,6 +145,77 @@ def _component(reading: Reading, page: Page, line: str, start: int) -> None:
             reading.add(fact)
 
 
+_ROW_START = re.compile(
+    r"^\s*(?P<name>[A-Za-z(][^:]*?)\s+(?:EC|EINECS|ELINCS|Index)(?:\s*(?:No\.?|number|#))?"
+    r"\s*:?\s*\d{3}\s?-\s?\d{3}\s?-\s?\d\s*$"
+)
+"""A composition row whose name comes first, then the EC number on its line; the CAS
+number and the concentration follow on lines of their own ("propane-1,2-diol EC :
+200-338-0", "CAS : 57-55-6", ">= 25 - <= 50 Not classified.")."""
+
+
+_CAS_ONLY = re.compile(r"^\s*CAS(?:\s*(?:No\.?|number|#|RN))?\s*:?\s*$", re.IGNORECASE)
+
+
+_RANGE_START = re.compile(
+    r"^\s*(?P<c>(?:[<>≤≥]\s*=?\s*)?\d+(?:[.,]\d+)?\s*%?"
+    r"(?:\s+(?:-|–|to)\s+(?:[<>≤≥]\s*=?\s*)?\d+(?:[.,]\d+)?\s*%?)?)(?=\s|$)"
+)
+
+
+_PERCENT_COLUMN = re.compile(r"(?<!\S)%(?!\S)|\bconcentration\b|\bweight\b|\bwt\b", re.I)
+
+
+def _spread_row(reading: Reading, page: Page, line: str, start: int) -> None:
+    """A composition row printed over several lines (``_ROW_START``): its name and EC
+    number, then its CAS number, then its concentration under the table's "%" column.
+    The component is read once the concentration line closes the row, quoted from the
+    row's first line to that one; a row without a CAS number is no component."""
+    if not reading.knows("hasComponent"):
+        return
+    memo = reading.memo
+    if _PERCENT_COLUMN.search(line) and _RANGE_START.match(line) is None:  # the header
+        memo["percent_column"] = (reading.section, page.number)
+    if (m := _ROW_START.match(line)) is not None:
+        memo["row"] = (m.group("name").strip(), page.number, start, False)
+        return
+    row = memo.get("row")
+    if row is None or row[1] != page.number:
+        return
+    name, _page, at, cas = row
+    found = _CAS.search(line)
+    if found is not None and not cas:
+        if not _CAS_ONLY.match(line[: found.start()]):
+            memo.pop("row", None)  # another row's own layout
+            return
+        memo["row"] = (name, page.number, at, True)
+        line, start = line[found.end() :], start + found.end()
+    conc = _RANGE_START.match(line)
+    if conc is None or (not cas and found is None):
+        return
+    said = conc.group("c")
+    headed = memo.get("percent_column") == (reading.section, page.number)
+    spaced = any(c in said for c in "<>≤≥%") or re.search(r"\s(?:-|–|to)\s", said)
+    if not spaced or ("%" not in said and not headed):
+        return  # "00-5", the end of a broken index number, is no concentration
+    memo.pop("row", None)
+    end = start + conc.end()
+    quote = page.text[at:end].strip()
+    reading.add(
+        ExtractedFact(
+            "hasComponent",
+            re.sub(r"\s+", " ", quote),
+            quote,
+            page.number,
+            object_label=name[:80],
+            object_class="Chemical",
+        )
+    )
+    fact = reading.typed("concentration", said, quote, page.number)  # "%": the column's
+    if fact is not None:
+        reading.add(fact)
+
+
 _PERCENT = re.compile(
     r"(?:[<>≤≥~]\s*=?\s*)?\d+(?:[.,]\d+)?\s*%?\s*"
     r"(?:(?:-|–|to)\s*(?:[<>≤≥]\s*=?\s*)?\d+(?:[.,]\d+)?\s*)?%"
@@ -343,9 +414,13 @@ class SdsReader(BasePackReader):
             _exposure(reading, page, line, start)
 
     def every_line(self, reading: Reading, page: Page, line: str, start: int) -> None:
-        """Toxicity records (section 11), whose lines an assessment's text also reads."""
+        """Toxicity records (section 11), whose lines an assessment's text also reads, and
+        composition rows spread over lines (section 3), whose identifier lines the
+        generic reader's labels take."""
         if reading.section == 11:
             _toxicity_record(reading, page, line, start)
+        elif reading.section == 3:
+            _spread_row(reading, page, line, start)
 
     def derived(self, reading: Reading, fact: ExtractedFact) -> None:
         """The organs a target-organ line lists, each its own relation."""
