@@ -19,6 +19,7 @@ such as ``xsd:decimal`` or ``xsd:date``, ``rdfs:subPropertyOf``, ``owl:hasKey``)
 from the small annotation vocabulary in the ``hr:`` namespace
 (``http://hybrid-rag.org/ns#``, documented in ``docs/guides/own-domain.md``):
 ``hr:unit``, ``hr:valueKind``, ``hr:valuePattern``, ``hr:section``, ``hr:readFrom``,
+``hr:readingLabel``,
 ``hr:lowerWhenMore``, ``hr:documentSubject``, ``hr:namesSubject``,
 ``hr:identifiesSubject``, ``hr:part`` and ``hr:documentNoun``. An ontology with none of
 them still ingests and answers: the defaults are derived from the standard vocabulary.
@@ -204,6 +205,9 @@ class TurtleOntology:
         search_labels: per property local name, search-only labels (``skos:hiddenLabel``:
             the verbs, adjectives and paraphrases people use in questions). They feed
             ``match_properties`` only, never display or extraction.
+        reading_labels: per property local name, labels read from documents but never
+            matched against questions (``hr:readingLabel``: a sub-heading such as "Eyes"
+            that names the field only inside its section).
         read_from: per property local name, the properties whose values may also carry
             its value (``msds:readFrom``).
         narrower: per property local name, its sub-properties (``rdfs:subPropertyOf``):
@@ -226,6 +230,7 @@ class TurtleOntology:
         annotations: dict[str, dict[str, str]] | None = None,
         search_labels: dict[str, tuple[str, ...]] | None = None,
         read_from: dict[str, tuple[str, ...]] | None = None,
+        reading_labels: dict[str, tuple[str, ...]] | None = None,
         narrower: dict[str, tuple[str, ...]] | None = None,
         lower_when_more: dict[str, tuple[str, ...]] | None = None,
         model: DocumentModel | None = None,
@@ -244,6 +249,7 @@ class TurtleOntology:
         self._annotations = dict(annotations or {})
         self._search = dict(search_labels or {})
         self._read_from = dict(read_from or {})
+        self._reading = dict(reading_labels or {})
         self._narrower = dict(narrower or {})
         self._lower_when_more = dict(lower_when_more or {})
         self._model = model or DocumentModel()
@@ -407,6 +413,10 @@ class TurtleOntology:
         (``hr:maxValues``); ``None`` for the reader's default."""
         value = self._annotations.get(name, {}).get("maxValues")
         return int(value) if value is not None and value.isdigit() and int(value) > 0 else None
+
+    def reading_labels(self, name: str) -> tuple[str, ...]:
+        """Labels of the property read from documents only (``hr:readingLabel``)."""
+        return self._reading.get(name, ())
 
     def read_from(self, name: str) -> tuple[str, ...]:
         """Properties whose stated values may also carry this one's (``hr:readFrom``).
@@ -652,6 +662,7 @@ def _from_graph(graph: Any, *, source: str, order: dict[str, int] | None = None)
     annotations: dict[str, dict[str, str]] = {}
     search: dict[str, tuple[str, ...]] = {}
     read_from: dict[str, tuple[str, ...]] = {}
+    reading: dict[str, tuple[str, ...]] = {}
     narrower: dict[str, list[str]] = {}
     inverse: dict[str, tuple[str, ...]] = {}
     for kind, type_iri in kinds.items():
@@ -667,6 +678,8 @@ def _from_graph(graph: Any, *, source: str, order: dict[str, int] | None = None)
             ns = pdef.iri[: len(pdef.iri) - len(pdef.name)]
             if sources := _ann(graph, pdef.iri, "readFrom", ns):
                 read_from[pdef.name] = tuple(_local(v) for v in sources)
+            if printed := _ann(graph, pdef.iri, "readingLabel", ns):
+                reading[pdef.name] = tuple(printed)
             if words := _ann(graph, pdef.iri, "lowerWhenMore", ns):
                 inverse[pdef.name] = tuple(words)
             for parent in _values(graph, pdef.iri, _RDFS + "subPropertyOf"):
@@ -682,6 +695,7 @@ def _from_graph(graph: Any, *, source: str, order: dict[str, int] | None = None)
         annotations=annotations,
         search_labels=search,
         read_from=read_from,
+        reading_labels=reading,
         narrower={k: tuple(v) for k, v in narrower.items()},
         lower_when_more=inverse,
         model=_document_model(graph, classes, props, annotations, namespace, order or {}),

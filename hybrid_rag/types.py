@@ -174,6 +174,9 @@ class OntologyMatching(Protocol):
       state (``None``: the reader's default, one for a plain value).
     * ``read_from(name)`` names the properties whose stated values may also carry this
       property's value (a colour printed in an appearance line); empty when none.
+    * ``reading_labels(name)`` are labels a reader finds the property's values by but a
+      router never matches a question with (``hr:readingLabel``: a sub-heading such as
+      "Eyes" that names eye protection only inside its section); empty when none.
     * ``narrower(name)`` names the property's sub-properties (``rdfs:subPropertyOf``); a
       router asks them too when the umbrella is asked; empty when none.
     * ``search_labels(name)`` are the property's search-only words (``skos:hiddenLabel``);
@@ -185,7 +188,7 @@ class OntologyMatching(Protocol):
       name and identify that subject (``DocumentModel``); every name in it is a class or
       property of the ontology.
     * Unknown property names give the defaults (``text``, ``None``, ``None``, ``None``,
-      ``None``, ``()``, ``()``, ``()``, ``()``); no method raises for them.
+      ``None``, ``()``, ``()``, ``()``, ``()``, ``()``); no method raises for them.
       Implementations are immutable and thread-safe.
     """
 
@@ -215,6 +218,10 @@ class OntologyMatching(Protocol):
 
     def read_from(self, name: str) -> tuple[str, ...]:
         """Properties whose stated values may also carry this property's value."""
+        ...
+
+    def reading_labels(self, name: str) -> tuple[str, ...]:
+        """Labels the property's values are read by, never matched against questions."""
         ...
 
     def search_labels(self, name: str) -> tuple[str, ...]:

@@ -454,3 +454,27 @@ class TestPlainOntologyContract(OntologyContract):
     @pytest.fixture
     def ontology(self) -> Ontology:
         return TurtleOntology.from_turtle(_PLAIN)
+
+
+def test_a_reading_label_finds_values_but_links_no_question() -> None:
+    ttl = """
+    @prefix ex: <http://example.org/v#> .
+    @prefix hr: <http://hybrid-rag.org/ns#> .
+    @prefix owl: <http://www.w3.org/2002/07/owl#> .
+    @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+    @prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+    ex:Kit a owl:Class ; rdfs:label "Kit" .
+    ex:footwear a owl:DatatypeProperty ; rdfs:label "Safety footwear" ; rdfs:domain ex:Kit ;
+        hr:readingLabel "Feet" .
+    ex:footCare a owl:DatatypeProperty ; rdfs:label "Foot care" ; rdfs:domain ex:Kit ;
+        skos:hiddenLabel "feet" .
+    """
+    o = TurtleOntology.from_turtle(ttl)
+    assert o.reading_labels("footwear") == ("Feet",) and o.reading_labels("footCare") == ()
+    assert [p.name for p, _ in o.match_properties("What about the feet?")] == ["footCare"]
+    assert "Feet" not in o.property("footwear").labels
+    from hybrid_rag.ingest.extract import extract_offline
+    from hybrid_rag.models import Page
+
+    ex = extract_offline([Page(number=1, text="Feet: steel-capped boots\n")], ontology=o)
+    assert {(f.prop, f.value) for f in ex.facts} >= {("footwear", "steel-capped boots")}

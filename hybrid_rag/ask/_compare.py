@@ -185,9 +185,7 @@ def same_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Compo
         return lookup(a, facts, (), limit)
     # a parenthesised part qualifies the value ("8 (5.1)": class 8, subsidiary 5.1): the
     # values are the same when what stands outside the parentheses is; both are shown
-    values = {
-        canon(re.sub(r"\([^()]*\)", " ", f.value)) or canon(f.value) for f in per_doc.values()
-    }
+    values = _compared(list(per_doc.values()))
     label = in_sentence(next(iter(per_doc.values())).predicate_label)
     detail = "; ".join(
         f"{doc_name(a, d, f.subject)}: {f.value} {cite(f.evidence)}" for d, f in per_doc.items()
@@ -197,3 +195,19 @@ def same_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Compo
     return Composed(
         clip(f"{head}: {detail}.", limit), tuple(f.evidence for f in per_doc.values()), True, False
     )
+
+
+_CODE = re.compile(r"\b[A-Z]{1,3}\s?\d[\w.]*|(?<![\w.])\d[\w.]*")
+_SHORT = 8
+
+
+def _compared(facts: Sequence[Fact]) -> set[str]:
+    """What decides whether the values are the same: the codes they print outside
+    parentheses when every value is short and prints one ("DOT, IMDG, IATA UN1428" and
+    "UN1428"; "< 25 °C" and "below 25 °C"), else the value's text without its
+    parenthesised part ("8 (5.1)": class 8, subsidiary 5.1), or the whole text."""
+    outside = [re.sub(r"\([^()]*\)", " ", f.value) for f in facts]
+    codes = [frozenset(canon(c) for c in _CODE.findall(v)) for v in outside]
+    if all(codes) and all(len(v.split()) <= _SHORT for v in outside):
+        return {" ".join(sorted(c)) for c in codes}
+    return {canon(v) or canon(f.value) for v, f in zip(outside, facts, strict=True)}

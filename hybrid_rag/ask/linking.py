@@ -309,5 +309,15 @@ def without_names(
     named = {t for p in subjects for t in p.matched} - keep
     if not named:
         return question
+    question = _BRACKET.sub(lambda m: " " if _identifies(m[1], named) else m[0], question)
     kept = [w for w in question.split() if not tokens(w) or not set(tokens(w)) <= named]
     return " ".join(kept)
+
+
+_BRACKET = re.compile(r"\(([^()]{1,80})\)")
+
+
+def _identifies(inner: str, named: set[str]) -> bool:
+    """Whether a bracket gives a linked document's code ("(Alfa Aesar stock number
+    10336)"): all its words then say which document, none what is asked of it."""
+    return any(any(c.isdigit() for c in t) for t in set(tokens(inner)) & named)

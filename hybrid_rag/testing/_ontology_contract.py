@@ -108,7 +108,7 @@ class OntologyContract:
         assert (m.value_pattern(name), m.section(name), m.max_values(name)) == (None, None, None)
         assert m.find_pattern(name) is None
         assert m.read_from(name) == m.narrower(name) == m.search_labels(name) == ()
-        assert m.lower_when_more(name) == ()
+        assert m.lower_when_more(name) == () == m.reading_labels(name)
 
     def test_hints_name_known_properties_and_kinds(self, ontology: Ontology) -> None:
         m = self._matching(ontology)

@@ -71,7 +71,8 @@ def _build(ontology: Ontology) -> _Compiled:
             continue
         dom = _local(p.domain)
         props[p.name] = _prop(p, hints, part=dom if dom in parts else None)
-        for label in p.labels:
+        printed = hints.reading_labels(p.name) if hints is not None else ()
+        for label in (*p.labels, *printed):
             _trie_add(trie, _squash(label), p.name)
             col = _column(props[p.name]) or _id_column(props[p.name])
             if col and (word := _WORD.search(label)):
