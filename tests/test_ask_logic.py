@@ -726,3 +726,50 @@ def test_a_named_field_with_values_keeps_the_question_from_its_verb(device_ontol
     assert [p.name for p in analyse(q, index=_DEVICES, ontology=device_ontology).properties] == [
         "modelName"
     ]
+
+
+def test_the_same_compares_the_codes_short_values_print() -> None:
+    a = analyse(
+        "Do Acetone ACS Grade and Isopropyl Alcohol 91% Lab Grade ship under the same UN number?",
+        index=INDEX,
+        ontology=ONTOLOGY,
+    )
+    assert a.intent == "same"
+    same = [
+        _fact("acetone-acs", "Acetone", "unNumber", "ADR, RID, ADN UN1090"),
+        _fact("ipa-91", "IPA", "unNumber", "UN 1090"),
+    ]
+    out = compose_extractive(a, same, [])
+    assert out.text is not None and out.text.startswith("Yes")
+    other = [same[0], _fact("ipa-91", "IPA", "unNumber", "UN1219")]
+    out = compose_extractive(a, other, [])
+    assert out.text is not None and out.text.startswith("No")
+    prose = [  # a sentence is compared as text, not by the number it mentions
+        _fact(
+            "acetone-acs",
+            "Acetone",
+            "unNumber",
+            "Not regulated for transport within 10 km of the plant",
+        ),
+        _fact(
+            "ipa-91",
+            "IPA",
+            "unNumber",
+            "Regulated as UN 10 when shipped by rail in closed tank cars",
+        ),
+    ]
+    out = compose_extractive(a, prose, [])
+    assert out.text is not None and out.text.startswith("No")
+
+
+def test_a_bracket_giving_a_sheets_code_names_the_sheet_not_a_field() -> None:
+    index = SubjectIndex(
+        [("na-metal", ["Sodium", "10336"]), ("na-sticks", ["Sodium sticks, coated in oil"])]
+    )
+    a = analyse(
+        "Do Sodium (stock number 10336) and Sodium sticks, coated in oil share a flash point?",
+        index=index,
+        ontology=ONTOLOGY,
+    )
+    assert {s.doc_id for s in a.subjects} == {"na-metal", "na-sticks"}
+    assert [p.name for p in a.properties][:1] == ["flashPoint"]
