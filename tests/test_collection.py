@@ -328,3 +328,25 @@ def test_members_whose_evidence_cannot_be_read_are_a_failure_not_none(
     assert answer.facts == []
     assert [e.kind for e in answer.errors] == ["StoreError"]
     assert answer.abstention is not None and answer.abstention != "not_in_documents"
+
+
+def test_a_code_the_question_gives_is_looked_for_however_it_is_spaced(tmp_path: Path) -> None:
+    (tmp_path / "parts.ttl").write_text(PARTS)
+    sheets = {
+        "battery-pack.txt": (
+            "Battery Pack BP-9",
+            "Lithium ion",
+            "Class 9 (UN3480)",
+            "2.1 kg",
+            "Velmar",
+        ),
+        "charger.txt": ("Charger CH-2", "ABS plastic", "Not classified", "0.3 kg", "Velmar"),
+    }
+    for file, fields in sheets.items():
+        (tmp_path / file).write_text(_text(*fields))
+    with HybridRAG(tmp_path / "store", ontology=tmp_path / "parts.ttl", embedder="hashing") as r:
+        r.ingest_many([tmp_path / f for f in sheets], raise_errors=True)
+        for question in ("Which parts list UN3480?", "Which parts ship under UN 3480?"):
+            answer = r.ask(question)
+            assert {f.doc_id for f in answer.facts} == {"battery-pack"}, question
+            assert answer.text is not None and answer.text.startswith("1 "), question

@@ -817,3 +817,14 @@ def test_a_spread_row_without_a_percent_column_or_cas_number_is_no_component() -
     )
     ex = _named([page])
     assert not [f for f in ex.facts if f.prop == "hasComponent"]
+
+
+def test_a_un_number_printed_as_digits_under_a_un_label_is_written_un() -> None:
+    onto = load_ontology("msds")
+    said = "SECTION 14: Transport information\nUN-Number : 1263\n"
+    ex = extract_offline([Page(number=1, text=said)], ontology=onto)
+    fact = next(f for f in ex.facts if f.prop == "unNumber")
+    assert (fact.value, fact.quote) == ("UN1263", "UN-Number : 1263")  # the quote as printed
+    either = "SECTION 14: Transport information\nID Number: 1993\n"  # UN or NA: as printed
+    ex = extract_offline([Page(number=1, text=either)], ontology=onto)
+    assert [f.value for f in ex.facts if f.prop == "unNumber"] == ["1993"]

@@ -17,6 +17,7 @@ __all__ = [
     "counts",
     "generic",
     "identifier",
+    "joined_codes",
     "over_collection",
     "question_codes",
     "search_roots",
@@ -47,6 +48,8 @@ _Q = "\"'\u2018\u2019\u201c\u201d"
 _QUOTED = re.compile(rf"[{_Q}]([^{_Q}]{{3,80}})[{_Q}]")
 _PAREN = re.compile(r"\(([^()]{3,120})\)")
 _SPLIT = re.compile(r"\s*(?:[,;:?!]|\bi\.?\s?e\.?|\be\.?\s?g\.?|\s-\s|\s\u2013\s)\s*", re.I)
+_SPACED_CODE = re.compile(r"\b([A-Z]{1,3}) (\d{3,})(?![\w.,/-])")
+"""A code's capital letters and its digits printed apart ("UN 1170", "NA 1993")."""
 _CODE = re.compile(r"(?<![\w.-])(?=[\w.-]*\d)[A-Za-z]*\d[\w./-]*(?![\w-])")
 """A code as printed: a word with a digit, its hyphens and dots kept ("50-00-0", "UN3265")."""
 _GENERIC = frozenset(  # generic words of asking and listing, of no domain
@@ -67,6 +70,12 @@ _GENERIC = frozenset(  # generic words of asking and listing, of no domain
     turn turns turned occur occurs occurred up among amongst
     """.split()  # noqa: SIM905
 )
+
+
+def joined_codes(text: str) -> str:
+    """``text`` with a code's capital letters and digits printed apart joined ("UN 1170"
+    is the code UN1170, as values print it or as their pattern finds it)."""
+    return _SPACED_CODE.sub(r"\1\2", text)
 
 
 def generic(word: str) -> bool:
@@ -130,6 +139,7 @@ def collection_phrases(
     if m and tokens(question).count(m.group(1).lower()) == 1:
         skip |= {m.group(1).lower()}  # "Which of the cleaners ...": the set, not a value
     question = _COUNT.sub(" ", question, count=1)  # "what is the number of": the asking
+    question = joined_codes(question)
     found: list[tuple[tuple[str, ...], bool]] = []
     texts = [(m.group(1), True) for m in _QUOTED.finditer(question)]
     texts += [(m.group(1), True) for m in _PAREN.finditer(question)]

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
 
-from hybrid_rag.ask._collection_words import collection_phrases
+from hybrid_rag.ask._collection_words import collection_phrases, joined_codes
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView, analyse, pair_question
 from hybrid_rag.ask.grammar import creative_request, unsafe_request
 from hybrid_rag.ask.linking import HEAD_SHARE, SubjectMatch
@@ -183,14 +183,15 @@ def _collection_route(question: str, a: QuestionAnalysis, scope: ScopeView) -> Q
     known = _ontology_words(scope.ontology) | _property_words(scope.ontology) | STOPWORDS
     known |= a.kind_words  # with the words of a named set ("cobalt SDSs")
     known |= set(tokens(a.period.said)) if a.period is not None else set()  # "December 2021"
-    words = [t for t in tokens(unknown or "") if not any(c.isdigit() for c in t)]
+    words = [t for t in tokens(joined_codes(unknown or "")) if not any(c.isdigit() for c in t)]
     if unknown is not None and any(t not in known for t in words):
         reason = f"Not found: no document is about {unknown}."  # "Hazard Class 2B" is a value
         out = _direct(question, "out_of_scope", reason)
         return replace(out, missing=(unknown,), unlinked=(unknown,), collection=True)
     if a.properties or a.period is not None or a.named_set:
         return a
-    if _content_words(question) & scope.printed or _known_words(question, scope):
+    coded = {t for t in tokens(joined_codes(question)) if any(c.isdigit() for c in t)}
+    if (_content_words(question) | coded) & scope.printed or _known_words(question, scope):
         return a
     known = _ontology_words(scope.ontology) | _subject_words(scope)
     phrases = [w for w, _whole in collection_phrases(question, a.kind_words)]

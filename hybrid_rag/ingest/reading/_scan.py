@@ -259,6 +259,8 @@ def _label_fact(
     if prop.kind == "text" and end == spans[idx][1]:
         block = _block_below(state, text, spans, idx, value) if below else None
         value, end = block or _continue(state, text, spans, idx, value, end)
+    if state.pack is not None:
+        value = state.pack.written(name, value, text[qs:le])
     fact = _make_fact(prop, value, text[qs:end].rstrip(), page.number)
     if fact is None:
         return False

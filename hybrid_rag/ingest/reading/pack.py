@@ -61,7 +61,8 @@ class PackReader(Protocol):
       also reads); ``derived`` sees every value the generic reader keeps, to add what
       it implies.
     * ``reads_ahead``, ``ends_value`` and ``subject_table`` steer the generic reader;
-      ``title``, ``aliases`` and ``clean_name`` name the document's subject. The defaults of
+      ``title``, ``aliases`` and ``clean_name`` name the document's subject; ``written``
+      writes a value the way the domain does (a code's prefix the label gives). The defaults of
       ``BasePackReader`` change nothing.
     * Deterministic, no I/O; safe to call for several documents at once (per-document
       state lives in ``reading.memo``).
@@ -105,6 +106,12 @@ class PackReader(Protocol):
         """A naming value without what the layout glued to it (a neighbouring label)."""
         ...
 
+    def written(self, prop: str, value: str, label: str) -> str:
+        """A value of ``prop`` read after ``label``, as the pack writes it (a code's
+        prefix the label gives: "UN-Number: 1197" is UN1197); the quote stays as
+        printed."""
+        ...
+
 
 class BasePackReader:
     """A ``PackReader`` that adds nothing: subclass it and override what you need."""
@@ -141,6 +148,10 @@ class BasePackReader:
         return []
 
     def clean_name(self, value: str) -> str:
+        """The value as it is."""
+        return value
+
+    def written(self, prop: str, value: str, label: str) -> str:
         """The value as it is."""
         return value
 

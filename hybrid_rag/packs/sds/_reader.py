@@ -391,6 +391,10 @@ _IDENTITY = ("productName", "supplierName", "productCode", "synonym", "recommend
 layout ("Product Name iluma Glass & Mirror Cleaner Company")."""
 
 
+_DIGITS4 = re.compile(r"\d{4}")
+_SAYS_UN = re.compile(r"(?<![A-Za-z])UN(?![A-Za-z/])(?!.*\bNA\b)")
+
+
 class SdsReader(BasePackReader):
     """The SDS pack's reader (see the module docstring)."""
 
@@ -430,6 +434,16 @@ class SdsReader(BasePackReader):
             and reading.knows("hasTargetOrgan")
         ):
             _organs(reading, fact)
+
+    def written(self, prop: str, value: str, label: str) -> str:
+        """A UN number printed as its four digits under a label that says UN ("UN-Number:
+        1197", "UN No. 1197") is UN1197, as transport documents write it (and as a
+        question or a filter names it); under "ID Number" or "UN/NA" the digits may be an
+        NA number and stay as printed."""
+        digits = value.strip()
+        if prop == "unNumber" and _DIGITS4.fullmatch(digits) and _SAYS_UN.search(label):
+            return "UN" + digits
+        return value
 
     def reads_ahead(self, reading: Reading, section: int, line: str) -> bool:
         """A first-aid route (section 4) in the hazard section's response statements."""
