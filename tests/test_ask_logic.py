@@ -773,3 +773,19 @@ def test_a_bracket_giving_a_sheets_code_names_the_sheet_not_a_field() -> None:
     )
     assert {s.doc_id for s in a.subjects} == {"na-metal", "na-sticks"}
     assert [p.name for p in a.properties][:1] == ["flashPoint"]
+
+
+def test_a_passage_printing_the_values_quote_adds_nothing_to_the_lookup() -> None:
+    a = analyse(
+        "If we send Acetone ACS Grade by truck, which UN number goes on the papers?",
+        index=INDEX,
+        ontology=ONTOLOGY,
+    )
+    fact = _fact("acetone-acs", "Acetone", "unNumber", "UN1090", page=9)
+    fact = fact.model_copy(
+        update={"evidence": fact.evidence.model_copy(update={"quote": "UN Number 1090"})}
+    )
+    table = "14.1 UN number\nUN Number 1090\nProper shipping name Acetone\nHazard class 3"
+    passages = [Passage(doc_id="acetone-acs", page=9, chunk_id="c9", score=0.2, text=table)]
+    out = compose_extractive(a, [fact], passages)
+    assert out.text == "Acetone ACS Grade: UN number UN1090 [acetone-acs p.9]."

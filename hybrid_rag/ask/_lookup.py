@@ -68,7 +68,10 @@ def lookup(
     text = ". ".join(parts) + "."
     if a.intent == "lookup" and len(text) < 200 and _asks_more(a):
         extra = from_passages(a, passages, prefix="", only=a.doc_ids, limit=limit - len(text))
-        stated = [norm(f.value) for f in facts if f.status == "stated"]
+        printed = [f for f in facts if f.status == "stated"]  # a value or its quote as printed
+        stated = [norm(f.value) for f in printed] + [
+            norm(" ".join(f.evidence.quote.split())) for f in printed
+        ]
         if (
             extra.citations
             and not any(e in cites for e in extra.citations)
