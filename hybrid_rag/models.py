@@ -39,12 +39,20 @@ __all__ = [
 
 AskMode = Literal["hybrid", "kg", "vector"]
 Abstention = Literal[
-    "not_in_documents", "not_stated", "out_of_scope", "refused", "store_error", "no_documents"
+    "not_in_documents",
+    "not_stated",
+    "out_of_scope",
+    "refused",
+    "store_error",
+    "timeout",
+    "no_documents",
 ]
 """Why an answer abstained: nothing in the documents speaks to the question; the sheet
 says the value is not available; the question is about something outside the scope; the
 request was refused (a request to change, delete or reveal the system); a store failed;
-or the store holds no documents at all (nothing ingested yet, or a mistyped path)."""
+a search was cut at the question's time budget before it was complete (what it did not
+read is not called absent); or the store holds no documents at all (nothing ingested
+yet, or a mistyped path)."""
 Source = Literal["kg", "vector"]
 
 

@@ -350,3 +350,36 @@ def test_a_code_the_question_gives_is_looked_for_however_it_is_spaced(tmp_path: 
             answer = r.ask(question)
             assert {f.doc_id for f in answer.facts} == {"battery-pack"}, question
             assert answer.text is not None and answer.text.startswith("1 "), question
+
+
+class _SlowGraph:
+    """A graph store double whose queries take longer than the question's time budget."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def query(self, sparql: str, *, scope: object) -> object:
+        import time
+
+        time.sleep(2.5)
+        return self.inner.query(sparql, scope=scope)  # type: ignore[attr-defined]
+
+
+def test_a_search_cut_at_the_time_budget_says_so_never_none(tmp_path: Path) -> None:
+    from hybrid_rag.stores.oxigraph import OxigraphGraphStore
+
+    (tmp_path / "parts.ttl").write_text(PARTS)
+    for file, fields in SHEETS.items():
+        (tmp_path / file).write_text(_text(*fields))
+    graph = _SlowGraph(OxigraphGraphStore())
+    with HybridRAG(ontology=tmp_path / "parts.ttl", embedder="hashing", graph=graph) as r:  # type: ignore[arg-type]
+        r.ingest_many([tmp_path / f for f in SHEETS], raise_errors=True)
+        listed = r.ask("Which of our parts are in Hazard Class 2B?", timeout=1.5)
+        looked_up = r.ask("What is the hazard class of Seal Kit SK-12?", timeout=1.5, mode="kg")
+    for answer in (listed, looked_up):
+        assert answer.abstention == "timeout", answer.text
+        assert answer.text == "No answer: the kg search ran out of time."
+        assert [e.kind for e in answer.errors if e.chain == "kg"] == ["timeout"]

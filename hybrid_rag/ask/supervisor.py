@@ -477,6 +477,10 @@ class Supervisor:
             chains = " and ".join(sorted({e.chain for e in broken}))
             text, abstention = f"No answer: the {chains} store could not be read.", "store_error"
             found_any = True  # the sentence stands; facts and passages are whatever was read
+        elif _cut_short(errors, abstention):  # what a cut search did not read is not absent
+            chains = " and ".join(sorted({e.chain for e in errors if e.kind == "timeout"}))
+            text, abstention = f"No answer: the {chains} search ran out of time.", "timeout"
+            found_any = True
         return Answer(
             question=a.question,
             text=text if found_any else None,
@@ -492,6 +496,15 @@ class Supervisor:
             citations=list(composed.citations),
             abstention=abstention,
         )
+
+
+def _cut_short(errors: Sequence[ChainError], abstention: str | None) -> bool:
+    """Whether an answer that says nothing is stated rests on a search cut at the time
+    budget: the graph's, for "not stated"; either, for "nothing in the documents"."""
+    cut = {e.chain for e in errors if e.kind == "timeout" and e.chain in ("kg", "vector")}
+    if abstention == "not_in_documents":
+        return bool(cut)
+    return abstention == "not_stated" and "kg" in cut
 
 
 def _passage_facts(found: _Found) -> list[Fact] | None:
