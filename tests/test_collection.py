@@ -296,14 +296,18 @@ def test_the_members_provenance_is_read_for_the_members_only(rag: HybridRAG) -> 
     assert all(f.evidence.quote and f.subject for f in answer.facts)
 
 
-class _UnreadableEvidence:
-    """A graph store double whose queries for given facts fail (the scan succeeds)."""
+class _Wrapped:
+    """A graph store double: the real store, its ``query`` changed by a subclass."""
 
     def __init__(self, inner: object) -> None:
         self.inner = inner
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.inner, name)
+
+
+class _UnreadableEvidence(_Wrapped):
+    """A graph store double whose queries for given facts fail (the scan succeeds)."""
 
     def query(self, sparql: str, *, scope: object) -> object:
         if "VALUES ?fact" in sparql:
@@ -352,14 +356,8 @@ def test_a_code_the_question_gives_is_looked_for_however_it_is_spaced(tmp_path: 
             assert answer.text is not None and answer.text.startswith("1 "), question
 
 
-class _SlowGraph:
+class _SlowGraph(_Wrapped):
     """A graph store double whose queries take longer than the question's time budget."""
-
-    def __init__(self, inner: object) -> None:
-        self.inner = inner
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self.inner, name)
 
     def query(self, sparql: str, *, scope: object) -> object:
         import time

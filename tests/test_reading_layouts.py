@@ -248,13 +248,18 @@ def test_a_name_below_its_label_keeps_the_address_lines_out() -> None:
     assert _values(ex, "servicedBy") == ["Kessler Haustechnik GmbH."]
 
 
-def test_the_rest_of_a_longer_label_is_no_procedure() -> None:
-    care = TurtleOntology.from_turtle(
+def _care_with_cleaning_procedure() -> TurtleOntology:
+    """The care ontology with its cleaning instructions read as a procedure."""
+    return TurtleOntology.from_turtle(
         CARE.replace(
             'rdfs:label "Cleaning" ;', 'rdfs:label "Cleaning" ; hr:valueKind "procedure" ;'
         ).replace("@prefix c:", "@prefix hr: <http://hybrid-rag.org/ns#> .\n@prefix c:"),
         source="care.ttl",
     )
+
+
+def test_the_rest_of_a_longer_label_is_no_procedure() -> None:
+    care = _care_with_cleaning_procedure()
     text = "Cleaning intervals:\nServiced by: Kessler Haustechnik\n"
     ex = extract_offline([Page(number=1, text=text)], ontology=care, source_name="care.txt")
     assert _values(ex, "cleaning") == []  # "intervals:" is the rest of a longer label
@@ -262,12 +267,7 @@ def test_the_rest_of_a_longer_label_is_no_procedure() -> None:
 
 
 def test_a_procedure_that_ends_a_page_skips_the_next_pages_running_header() -> None:
-    care = TurtleOntology.from_turtle(
-        CARE.replace(
-            'rdfs:label "Cleaning" ;', 'rdfs:label "Cleaning" ; hr:valueKind "procedure" ;'
-        ).replace("@prefix c:", "@prefix hr: <http://hybrid-rag.org/ns#> .\n@prefix c:"),
-        source="care.ttl",
-    )
+    care = _care_with_cleaning_procedure()
     header = "Care Guide\nKessler KX-2 Dryer\n"
     pages = [
         Page(number=1, text=header + "\nServiced by: Kessler Haustechnik\n\nCleaning:\n"),
