@@ -169,9 +169,12 @@ def _scattered(
         spots = _closest(words, where)
         if max(spots) - min(spots) + 1 > len(words) + _SCATTER_SLACK:
             continue
-        run = "".join(tokens[i] for i in sorted(spots))
+        ordered = sorted(spots)
+        run = "".join(tokens[i] for i in ordered)
+        adjacent = ordered[-1] - ordered[0] + 1 == len(ordered)
+        runs = {n for n, _c in index.by_squash.get(run, ())} if adjacent else set()
         for name, chars, key in entries:
-            if run != key:  # as written, it matched as a run already
+            if name not in runs:  # as written and adjacent, it matched as a run already
                 found.append((chars - 1, frozenset(spots), name, key))
     return found
 
@@ -518,7 +521,8 @@ class TurtleOntology:
             for p in self._props:
                 for label in p.labels:
                     shown.setdefault("".join(_content_label(label)), set()).add(p.name)
-                for label in {*p.labels, *self.search_labels(p.name), split_camel(p.name)}:
+                every = (*p.labels, *self.search_labels(p.name), split_camel(p.name))
+                for label in dict.fromkeys(every):  # in order: one index whatever the hash seed
                     toks = _content_label(label)
                     if not toks or "".join(toks) in kinds:
                         continue

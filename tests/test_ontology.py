@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -83,6 +86,37 @@ def test_load_ontology_passthrough_and_errors(onto: TurtleOntology, tmp_path: Pa
         load_ontology(str(empty))
     with pytest.raises(OntologyError, match="no bundled ontology"):
         load_ontology("nosuchbundle")
+
+
+_TWO_ORDERS = """@prefix ex: <http://example.org/o#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+ex:Boat a owl:Class ; rdfs:label "Boat" .
+ex:hullRepair a owl:DatatypeProperty ; rdfs:label "Hull repair" ; skos:altLabel "Repair hull" .
+"""
+
+
+def test_spread_label_words_match_whatever_the_hash_seed(tmp_path: Path) -> None:
+    """A label written in two word orders matched a question spreading its words in one
+    order only under some hash seeds (the index kept whichever order a set gave first)."""
+    ttl = tmp_path / "boats.ttl"
+    ttl.write_text(_TWO_ORDERS, encoding="utf-8")
+    code = (
+        "import sys; from hybrid_rag.ontology import load_ontology;"
+        f"o = load_ontology({str(ttl)!r});"
+        "print([p.name for p, _ in o.match_properties(sys.argv[1])])"
+    )
+    for seed in ("0", "1", "2", "3", "4", "5"):
+        for asked in ("How is the hull of a boat like this repaired?", "Repair the old hull?"):
+            out = subprocess.run(
+                [sys.executable, "-c", code, asked],
+                env={**os.environ, "PYTHONHASHSEED": seed},
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            assert "hullRepair" in out, (seed, asked, out)
 
 
 def test_user_ontology_from_file(tmp_path: Path) -> None:
