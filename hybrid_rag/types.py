@@ -371,6 +371,12 @@ class QuestionAnalysis:
             or more words, as ``normalize_label`` squashes them): a passage item that
             opens with one ("Personal protection ...") is that item's text, not the
             asked one's.
+        items: the properties an asked umbrella property brought along (its
+            sub-properties the question does not name: "exposure limits" brings the
+            OSHA, ACGIH and NIOSH ones): said when a document states them, never one by
+            one as "not stated".
+        umbrellas: the asked properties that brought ``items``: a document that states
+            an item but not the umbrella is not said to lack the umbrella.
     """
 
     question: str
@@ -399,6 +405,8 @@ class QuestionAnalysis:
     set_name: str | None = None
     period: DateSpan | None = None
     other_items: frozenset[str] = frozenset()
+    items: frozenset[str] = frozenset()
+    umbrellas: frozenset[str] = frozenset()
 
     @property
     def answered_directly(self) -> bool:

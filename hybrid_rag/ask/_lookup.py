@@ -30,12 +30,13 @@ def lookup(
     cites: list[Evidence] = []
     used_passages = valued = False
     focus = _focus(a)
-    valued_props = [p for p in a.properties[:6] if p.kind == "datatype"]
     for subject in a.subjects[:4]:
+        props = _said_props(a, facts, subject.doc_id)
+        valued_props = [p for p in props if p.kind == "datatype"]
         # each asked item gets its share of the answer (an umbrella such as PPE has four)
         share = max(80, (limit - len(subject.label) - 40) // max(1, len(valued_props)))
         bits: list[str] = []
-        for prop in a.properties[:6]:  # an umbrella (PPE) brings its items
+        for prop in props:  # an umbrella (PPE) brings its items
             mine = [f for f in facts if f.doc_id == subject.doc_id and f.predicate == prop.name]
             mine = _named_parts(a, mine)
             said = _prop_text(
@@ -168,6 +169,26 @@ def _focused(value: str, focus: frozenset[str], budget: int) -> str:
             head = value[:start].strip()
             return value[start:] if len(value) > budget else f"{value[start:].rstrip()} {head}"
     return value
+
+
+_ASKED = 6
+"""The most properties one document's answer says (an umbrella's stated items aside)."""
+
+
+def _said_props(a: QuestionAnalysis, facts: Sequence[Fact], doc_id: str) -> list[PropertyDef]:
+    """The properties to say for one document: those the question asks (at most
+    ``_ASKED``), with the items an umbrella brought that the document has facts for;
+    when it has none for any item, the items are left out (the umbrella itself says
+    what is stated), never listed one by one as "not stated". An umbrella without facts
+    whose items have some is left out too."""
+    has = {f.predicate for f in facts if f.doc_id == doc_id}
+    asked = [p for p in a.properties if p.name not in a.items][:_ASKED]
+    if not a.items:
+        return asked
+    items = [p for p in a.properties if p.name in a.items and p.name in has]
+    if items:
+        asked = [p for p in asked if p.name in has or p.name not in a.umbrellas]
+    return [p for p in a.properties if p in asked or p in items]
 
 
 def _asks_more(a: QuestionAnalysis) -> bool:

@@ -82,7 +82,9 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         question = _comparatives_spelt_out(question, ontology)
     asked = without_names(question, subjects, keep=_document_words(ontology))
     props = _circumstance_last(asked, tuple(match_properties(asked, ontology)), ontology)
+    asked_names = {p.name for p in props}
     props = _with_narrower(_parts_last(props, ontology), ontology)
+    items = frozenset(p.name for p in props if p.name not in asked_names)
     if _topic_unmodelled(asked, ontology):
         props = ()  # "... say about objections to the charges?": the passages tell
     text = norm(question)
@@ -157,7 +159,18 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         period=period,
         set_name=" ".join(named[0]) if named is not None else None,
         other_items=_other_items(props, ontology) if intent == "procedure" else frozenset(),
+        items=items & {p.name for p in props},
+        umbrellas=_umbrellas(props, items, ontology),
     )
+
+
+def _umbrellas(
+    props: Sequence[PropertyDef], items: frozenset[str], ontology: Ontology
+) -> frozenset[str]:
+    """The asked properties whose sub-properties are among ``items``."""
+    if not items or not isinstance(ontology, OntologyMatching):
+        return frozenset()
+    return frozenset(p.name for p in props if items & set(ontology.narrower(p.name)))
 
 
 def _other_items(props: Sequence[PropertyDef], ontology: Ontology) -> frozenset[str]:

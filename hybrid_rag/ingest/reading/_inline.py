@@ -34,25 +34,42 @@ def label_spans(state: _State, line: str, *, start: int = 0) -> list[tuple[int, 
     non-overlapping, the longest label at each place, properties of repeated parts left
     out (they are read in their tables)."""
     out: list[tuple[int, int, str]] = []
-    i = start
-    n = len(line)
-    while i < n:
-        if not _word_start(line, i):
-            i += 1
+    pos = start
+    for i, matches in _label_starts(state, line):
+        if i < pos:
             continue
-        hit = None
-        for names, end in _match_labels(state.comp.trie, line[i : i + _SPAN_LIMIT]):
+        for names, end in matches:
             kept = tuple(x for x in names if not state.comp.props[x].part)
             name = _fitting(state, kept, line[i:]) if kept else None
             if name is not None:
-                hit = (i, i + end, name)
+                out.append((i, i + end, name))
+                pos = i + end
                 break
-        if hit is None:
-            i += 1
-            continue
-        out.append(hit)
-        i = hit[1]
     return out
+
+
+def _label_starts(state: _State, line: str) -> list[tuple[int, list[tuple[tuple[str, ...], int]]]]:
+    """Every word start of ``line`` where labels begin, with those labels (longest
+    first), whatever the section: read once per line of a document (the line is asked
+    for again as a table row, a header and a page read across)."""
+    found = state.label_starts.get(line)
+    if found is None:
+        trie = state.comp.trie
+        found = []
+        for m in _MAYBE_START.finditer(line):
+            i = m.start()
+            if _word_start(line, i):
+                matches = _match_labels(trie, line[i : i + _SPAN_LIMIT])
+                if matches:
+                    found.append((i, matches))
+        state.label_starts[line] = found
+    return found
+
+
+_MAYBE_START = re.compile(r"(?:(?<![A-Za-z])|(?<=[A-Z])(?=[^\W\d_]{2}))(?=[^\W_])")
+"""Every place ``_word_start`` may hold (more, never fewer: an alphanumeric character
+not after an ASCII letter, or after a capital and before two letters), so that only
+those are tested."""
 
 
 def _word_start(line: str, i: int) -> bool:

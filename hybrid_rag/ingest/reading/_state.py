@@ -31,6 +31,9 @@ class _State:
     parts: int = 0  # parts (table rows) read so far
     column_cells: dict[str, list[ExtractedFact]] = field(default_factory=dict)  # subject's
     top: frozenset[str] = frozenset()  # the previous page's first lines (a running header)
+    label_starts: dict[str, list[tuple[int, list[tuple[tuple[str, ...], int]]]]] = field(
+        default_factory=dict
+    )  # per line: where labels begin (``_inline._label_starts``)
 
     def knows(self, prop: str) -> bool:
         """Whether the ontology defines ``prop`` (the ``Reading`` seam)."""
@@ -50,6 +53,32 @@ class _State:
         if key not in values:
             values.append(key)
             self.facts.append(fact)
+
+    def amend(self, old: ExtractedFact, new: ExtractedFact) -> None:
+        """Put ``new`` in the place of the kept fact ``old`` (the ``Reading`` seam)."""
+        at = next((i for i, f in enumerate(self.facts) if f is old), None)
+        if at is None:
+            return
+        values = self.seen.setdefault(f"{old.prop}#{old.part}", [])
+        key, fresh = _squash(old.object_label or old.value), _squash(new.object_label or new.value)
+        self.facts[at] = new
+        if fresh in values and fresh != key:  # kept already: one fact, the first one read
+            twin = next(
+                (
+                    i
+                    for i, f in enumerate(self.facts)
+                    if i != at
+                    and (f.prop, f.part) == (old.prop, old.part)
+                    and _squash(f.object_label or f.value) == fresh
+                ),
+                None,
+            )
+            if twin is not None:
+                del self.facts[max(twin, at)]
+            if key in values:
+                values.remove(key)
+        elif key in values:
+            values[values.index(key)] = fresh
 
     def result(self) -> list[ExtractedFact]:
         """Facts with, per property, unavailable ones dropped when a value is stated,

@@ -45,6 +45,12 @@ class Reading(Protocol):
         """Keep ``fact`` (a repeated value of the same property is kept once)."""
         ...
 
+    def amend(self, old: ExtractedFact, new: ExtractedFact) -> None:
+        """Put ``new`` in the place of the kept fact ``old`` (a value another line of the
+        document completes); nothing when ``old`` is not kept. When ``new``'s value is
+        kept already, one fact of it stays: the one read first."""
+        ...
+
 
 @runtime_checkable
 class PackReader(Protocol):

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hybrid_rag.ingest.reading.pack import BasePackReader, Reading, quote_of
+from hybrid_rag.packs.sds._transport import marine_pollutant_name, noted, un_number
 from hybrid_rag.types import ExtractedFact
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ _CAS = re.compile(r"(?<![\d-])\d{2,7}\s?-\s?\d{2}\s?-\s?\d(?![\d-])")
 _LIMIT = re.compile(r"\b(?P<t>TWA|STEL|Ceiling|IDLH|PEL|TLV|REL)\b(?!\w)")
 
 
-_LIMIT_VALUE = re.compile(r"\d[\d.,]*\s*(?:ppm|mg\s*/\s*m|f/cc|mppcf)", re.IGNORECASE)
+_LIMIT_VALUE = re.compile(r"\d[\d.,]*\s*(?:ppm|ppb|[mµμu]g\s*/\s*m|f/cc|mppcf)", re.IGNORECASE)
 
 
 _RESPONSE = re.compile(r"if\s+(?:on|in|inhaled|swallowed|exposed)\b", re.IGNORECASE)
@@ -239,10 +240,16 @@ def _exposure(reading: Reading, page: Page, line: str, start: int) -> None:
         return
     said = reading.memo.get("agency")  # an agency named in this section: its limits follow
     agency = said[1] if said is not None and said[0] == reading.section else None
+    # ... unless the row names its own ("TWA 3 mg/m3 N/A ACGIH")
+    agency = next((prefix for word, prefix in _AGENCIES if word in upper), agency)
     prop = _limit_prop(agency, m.group("t"), line)
-    if prop is None:
-        return
     value = line[m.end() :].strip(" :-–\t")
+    if _PROSE.match(value):
+        return  # "... recommends an 8-hour TWA of 15 mg/m3": a sentence, no row
+    if prop is None:  # an issuer no property names ("Pfizer OEL TWA-8 Hr: 2 µg/m3")
+        prop, value = _OTHER_LIMIT, line.strip()
+    if not reading.knows(prop):
+        return
     fact = reading.typed(prop, value, quote_of(page, line, start), page.number)
     if fact is not None:
         reading.add(fact)
@@ -280,6 +287,10 @@ def _toxicity_record(reading: Reading, page: Page, line: str, start: int) -> Non
         fact = reading.typed(prop, value.group(1).strip(), quote_of(page, line, start), page.number)
         if fact is not None:
             reading.add(fact)
+
+
+_OTHER_LIMIT = "occupationalExposureLimit"
+_PROSE = re.compile(r"(?:of|is|was|for|to|at|in|be|are)\s", re.IGNORECASE)
 
 
 def _limit_prop(agency: str | None, kind: str, line: str) -> str | None:
@@ -418,16 +429,22 @@ class SdsReader(BasePackReader):
             _exposure(reading, page, line, start)
 
     def every_line(self, reading: Reading, page: Page, line: str, start: int) -> None:
-        """Toxicity records (section 11), whose lines an assessment's text also reads, and
+        """Toxicity records (section 11), whose lines an assessment's text also reads,
         composition rows spread over lines (section 3), whose identifier lines the
-        generic reader's labels take."""
+        generic reader's labels take, and the name under "Marine pollutant: yes"
+        (section 14)."""
         if reading.section == 11:
             _toxicity_record(reading, page, line, start)
         elif reading.section == 3:
             _spread_row(reading, page, line, start)
+        elif reading.section == 14:
+            marine_pollutant_name(reading, page, line, start)
 
     def derived(self, reading: Reading, fact: ExtractedFact) -> None:
-        """The organs a target-organ line lists, each its own relation."""
+        """The organs a target-organ line lists, each its own relation; transport
+        values a later line completes (``_transport``)."""
+        un_number(reading, fact)
+        noted(reading, fact)
         if (
             fact.prop == "targetOrgans"
             and fact.status == "stated"
