@@ -179,6 +179,23 @@ def _scattered(
     return found
 
 
+_COORDINATORS = frozenset(("and", "or", "nor"))
+
+
+def _interrupted(
+    spots: frozenset[int], runs: Sequence[frozenset[int]], tokens: Sequence[str]
+) -> bool:
+    """Whether a label spread over ``spots`` has another label printed as written in its
+    gap, sharing a word with it ("customer's VAT number": "VAT number" is asked, not the
+    "customer number"). Coordinated labels share their head words and stay ("upper and
+    lower explosion limits"); a label the spread one contains is no interruption ("hazard
+    class ... under GHS": the "GHS hazard class")."""
+    gap = set(range(min(spots), max(spots) + 1)) - spots
+    if not gap or any(tokens[i] in _COORDINATORS for i in gap):
+        return False
+    return any(run & gap and run & spots and not run <= spots for run in runs)
+
+
 def _nearest(positions: list[int], anchor: int) -> int:
     return min(positions, key=lambda i: abs(i - anchor))
 
@@ -477,7 +494,10 @@ class TurtleOntology:
                     spans.append((-chars, spots, name))
                     keys[spots] = joined
         spread: set[frozenset[int]] = set()
+        runs = [sp for _c, sp, _n in spans]
         for chars, spots, name, key in _scattered(tokens, index):
+            if _interrupted(spots, runs, tokens):
+                continue
             spans.append((-chars, spots, name))
             keys.setdefault(spots, key)
             spread.add(spots)

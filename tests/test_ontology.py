@@ -119,6 +119,26 @@ def test_spread_label_words_match_whatever_the_hash_seed(tmp_path: Path) -> None
             assert "hullRepair" in out, (seed, asked, out)
 
 
+def test_a_spread_label_yields_to_a_label_printed_in_its_gap(tmp_path: Path) -> None:
+    ttl = tmp_path / "shop.ttl"
+    ttl.write_text(
+        _TWO_ORDERS
+        + 'ex:clientNumber a owl:DatatypeProperty ; rdfs:label "Client number" .\n'
+        + 'ex:taxId a owl:DatatypeProperty ; rdfs:label "Tax ID" ; skos:altLabel "VAT number" .\n'
+        + 'ex:lowPrice a owl:DatatypeProperty ; rdfs:label "Lowest sale price" .\n'
+        + 'ex:highPrice a owl:DatatypeProperty ; rdfs:label "High sale price" .\n',
+        encoding="utf-8",
+    )
+    o = load_ontology(ttl)
+
+    def names(asked: str) -> list[str]:
+        return [p.name for p, _ in o.match_properties(asked)]
+
+    assert names("What is the client's VAT number?") == ["taxId"]  # not the client number
+    assert "clientNumber" in names("Which number does the client have?")  # a spread alone
+    assert {"lowPrice", "highPrice"} <= set(names("Give the high and lowest sale price"))
+
+
 def test_user_ontology_from_file(tmp_path: Path) -> None:
     ttl = tmp_path / "mine.ttl"
     ttl.write_text(
