@@ -42,13 +42,14 @@ class Conflict:
 def find_conflicts(facts: Sequence[Fact]) -> list[Conflict]:
     """Disagreements among ``facts``: same product name and property, different values.
 
-    Only stated facts count, and only each document's first value for a property (a
-    sheet that lists several values is not in conflict with itself). Numbers are
-    compared as numbers with their unit ("-18 °C (closed cup)" agrees with "-18 °C"),
+    Only stated facts count, and only each document's first value for a property in
+    reading order (a sheet that lists several values is not in conflict with itself; two
+    copies of one sheet agree, in whatever order the store returns their values). Numbers
+    are compared as numbers with their unit ("-18 °C (closed cup)" agrees with "-18 °C"),
     other values as their letters and digits.
     """
     first: dict[tuple[str, str], dict[str, Fact]] = {}
-    for f in facts:
+    for f in sorted(facts, key=_read_order):
         if f.status == "stated":
             first.setdefault((norm(f.subject), f.predicate), {}).setdefault(f.doc_id, f)
     out: list[Conflict] = []
@@ -64,6 +65,11 @@ def find_conflicts(facts: Sequence[Fact]) -> list[Conflict]:
         values = tuple((fs[0].value, tuple(fs)) for fs in groups.values())
         out.append(Conflict(head.subject, head.predicate_label, values))
     return out
+
+
+def _read_order(f: Fact) -> tuple[bool, int, int, str]:
+    """Where the document prints ``f``: its place in the reading, its page, its value."""
+    return (f.position is None, f.position or 0, f.evidence.page, f.value)
 
 
 def involving(conflicts: Sequence[Conflict], text: str, cited: Iterable[str]) -> list[Conflict]:

@@ -201,6 +201,24 @@ def test_what_counts_as_a_conflict() -> None:
     ]
 
 
+def test_two_copies_agree_in_whatever_order_their_values_come_back() -> None:
+    """Two byte-identical sheets, each with two storage values: the store returned one
+    copy's values in the other order, and the answer said the documents disagree."""
+
+    def read(doc: str, value: str, position: int) -> Fact:
+        return _fact(doc, value).model_copy(update={"position": position})
+
+    copies = [
+        read("a", "Keep cool.", 1),
+        read("a", "Store dry.", 2),
+        read("b", "Store dry.", 2),
+        read("b", "Keep cool.", 1),
+    ]
+    assert find_conflicts(copies) == []
+    planted = [*copies[:2], read("c", "Store warm.", 1)]
+    assert len(find_conflicts(planted)) == 1
+
+
 def test_only_conflicts_the_answer_touches_are_noted() -> None:
     conflicts = find_conflicts([_fact("a", "10 °C", 10), _fact("b", "20 °C", 20)])
     assert involving(conflicts, "Y has the lowest flash point [c p.1].", ["c"]) == []
