@@ -153,7 +153,8 @@ def _focus(a: QuestionAnalysis) -> frozenset[str]:
     named = {t for p in a.subjects for t in (*tokens(p.label), *p.matched)} | a.kind_words
     named |= {t for prop in a.properties for label in prop.labels for t in tokens(label)}
     named |= a.named_words
-    return frozenset(content_tokens(a.question, drop=frozenset(named)))
+    stems = set(content_tokens(" ".join(named)))  # "stored" is the "Storage conditions"
+    return frozenset(content_tokens(a.question, drop=frozenset(named))) - stems
 
 
 def _focused(value: str, focus: frozenset[str], budget: int) -> str:
@@ -193,11 +194,7 @@ def _said_props(a: QuestionAnalysis, facts: Sequence[Fact], doc_id: str) -> list
 
 def _asks_more(a: QuestionAnalysis) -> bool:
     """Whether the question asks for more than the matched properties of the subjects."""
-    named = {t for p in a.subjects for t in (*tokens(p.label), *p.matched)} | a.kind_words
-    named |= {t for prop in a.properties for label in prop.labels for t in tokens(label)}
-    named |= a.named_words
-    stems = set(content_tokens(" ".join(named)))  # "manufactures" is the "Manufacturer"
-    return bool(set(content_tokens(a.question, drop=frozenset(named))) - stems)
+    return bool(_focus(a))
 
 
 def _shape(a: QuestionAnalysis, prop: str) -> str | None:
