@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from hybrid_rag.ingest.reading._inline import cut_at_label, read_inline
+from hybrid_rag.ingest.reading._inline import cut_at_label, label_spans, read_inline
 from hybrid_rag.ingest.reading._labels import _match_labels, _squash
 from hybrid_rag.ingest.reading._parts import header_row, part_header, part_row
 from hybrid_rag.ingest.reading._state import _fitting, _State
@@ -93,6 +93,10 @@ def _scan_page(state: _State, page: Page) -> None:
             idx += 1
             continue
         hit = _line_label(state, line)
+        lead_in = _lead_in_procedure(state, line) if hit is None else None
+        if lead_in is not None:
+            idx = _procedure(state, page, spans, idx - 1, s, s + lead_in[1], lead_in[2])
+            continue
         if hit is None:
             before = len(state.facts)
             _structured(state, page, line, s)
@@ -111,6 +115,26 @@ def _scan_page(state: _State, page: Page) -> None:
         if not _label_fact(state, page, spans, idx - 1, s + off, s + le, name):
             _structured(state, page, line, s)
     _show_pack(state, page, spans, shown, len(spans))
+
+
+_LEAD_IN = re.compile(r"[A-Z][a-z]+(?: [a-z]+){0,3} ")
+"""A few words leading in to a label: "Further information on "."""
+
+
+def _lead_in_procedure(state: _State, line: str) -> tuple[int, int, str] | None:
+    """A procedure's label after a few words that lead in to it, with a colon ("Further
+    information on storage conditions: Protect from sunlight."): ``(start, end,
+    property)``; ``None`` when the line's first label is another property's."""
+    for ls, le, name in label_spans(state, line):
+        prop = state.comp.props[name]
+        lead = _LEAD_IN.fullmatch(line, 0, ls) is not None
+        mine = prop.section in (None, state.section)  # not a later section's item
+        if lead and mine and prop.kind == "procedure" and line[le:].lstrip()[:1] == ":":
+            said = {_squash(w) for w in line[:ls].split()}
+            if not said & {_squash(w) for w in line[ls:le].split()}:  # no label run together
+                return ls, le, name
+        return None
+    return None
 
 
 def _show_pack(
