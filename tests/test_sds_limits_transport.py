@@ -121,3 +121,36 @@ def test_an_umbrella_answer_says_its_stated_items_and_no_unstated_one() -> None:
         rag.ingest(_SHEET.format(own="").encode(), name="t.txt")
         text = rag.ask(asked).text or ""
     assert "OSHA PEL TWA 5 mg/m3" in text and "not stated" not in text  # the umbrella too
+
+
+_STORAGE = (
+    "7. Handling and storage\n"
+    "Conditions for safe storage, including any incompatibilities\n"
+    "Keep apart from oxidisers.\n"
+    "\n"
+    "Suitable materials for containers: stainless steel, glass\n"
+    "Unsuitable containers/packing: copper, brass\n"
+    "\n"
+    "More advice on storage conditions: Keep out of the sun. Store below 25 °C.\n"
+    "Storage stability:\n"
+    "Skin IF ON SKIN: Rinse with water.\n"
+    "8. Exposure controls\n"
+)
+
+
+def test_a_procedure_after_lead_in_words_and_the_container_materials() -> None:
+    storage = [v for v, _q in _facts(_STORAGE, "storageConditions")]
+    assert storage == ["Keep apart from oxidisers.", "Keep out of the sun. Store below 25 °C."]
+    quote = _facts(_STORAGE, "storageConditions")[1][1]
+    assert quote.startswith("More advice on storage conditions:")  # the line as printed
+    assert [v for v, _q in _facts(_STORAGE, "suitableContainerMaterials")] == [
+        "stainless steel, glass"
+    ]
+    assert [v for v, _q in _facts(_STORAGE, "unsuitableContainerMaterials")] == ["copper, brass"]
+    assert _facts(_STORAGE, "firstAidSkin") == []  # a later section's item: no lead-in reading
+
+
+def test_container_materials_asked_bring_both_kinds() -> None:
+    index = SubjectIndex([("tx-1", ["Tramoxil Solution"])])
+    a = analyse("Which container materials suit Tramoxil Solution?", index=index, ontology=ONTO)
+    assert {"suitableContainerMaterials", "unsuitableContainerMaterials"} <= a.items
