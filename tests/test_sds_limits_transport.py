@@ -154,3 +154,25 @@ def test_container_materials_asked_bring_both_kinds() -> None:
     index = SubjectIndex([("tx-1", ["Tramoxil Solution"])])
     a = analyse("Which container materials suit Tramoxil Solution?", index=index, ontology=ONTO)
     assert {"suitableContainerMaterials", "unsuitableContainerMaterials"} <= a.items
+
+
+def _composition_sheet(name: str, rows: str) -> bytes:
+    return (
+        f"Safety Data Sheet\nSECTION 1: Identification\nProduct name: {name}\n"
+        f"SECTION 2: Hazards identification\nFlammable liquid.\n"
+        f"SECTION 3: Composition/information on ingredients\n{rows}"
+        "SECTION 4: First-aid measures\nRinse with water.\n"
+    ).encode()
+
+
+def test_which_sheets_with_a_document_named_by_the_value_asks_over_all() -> None:
+    """ "Which sheets have X as a component?" where one sheet is named X: a question over
+    every sheet (the documents' own noun in the plural), never that one sheet's lookup."""
+    from hybrid_rag import HybridRAG
+
+    with HybridRAG(embedder="hashing") as rag:
+        rag.ingest(_composition_sheet("Norvane", "Norvane 142-82-5 >99%\n"), name="nv.txt")
+        rows = "Dexol thinner 64742-48-9 60-80%\nNorvane 142-82-5 10-20%\n"
+        rag.ingest(_composition_sheet("Dexol Thinner Blend", rows), name="dx.txt")
+        answer = rag.ask("Which sheets have Norvane as a component?")
+    assert {f.doc_id for f in answer.facts} == {"nv", "dx"}, answer.text

@@ -102,17 +102,29 @@ _SETS = re.compile(
 _FOLLOWING = re.compile(r"\b(?:these|those|following|either|both)\b", re.I)
 
 
-def over_collection(question: str) -> bool:
+def over_collection(question: str, noun: str | None = None) -> bool:
     """Whether a question asks over the collection, whatever names it also holds: it says
     so at its start ("Which of our products contain formaldehyde?", "List every sheet
-    that ...", "Which of the cleaners ...", "Find the products whose ..."); not "Which of
-    these ...", which asks about the documents named, nor "What flash point does our X
-    have?" (a lookup of X)."""
+    that ...", "Which of the cleaners ...", "Find the products whose ...", and with the
+    documents' own ``noun`` in the plural: "Which sheets have X as a component?"); not
+    "Which of these ...", which asks about the documents named, nor "What flash point does
+    our X have?" (a lookup of X)."""
     if _FOLLOWING.search(question):
         return False
     if _WHERE.search(question):
         return True
+    if noun and _plural_noun(noun).search(question):
+        return True
     return bool(_OF_OURS.search(question) or _OURS.search(question)) or bool(sets(question))
+
+
+def _plural_noun(noun: str) -> re.Pattern[str]:
+    """ "Which [the] [up to three words] <noun>s ..." at the question's start."""
+    return re.compile(
+        r"^\s*(?:which|how\s+many|list|find|count|name|show)\s+(?:(?:all\s+)?the\s+)?"
+        rf"(?:[\w-]+\s+){{0,3}}?{re.escape(noun)}s\b",
+        re.I,
+    )
 
 
 def sets(question: str) -> tuple[str, ...]:

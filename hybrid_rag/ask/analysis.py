@@ -233,7 +233,8 @@ def _collective(
     holds (``over_collection``), unless it names two or more (a comparison of those)."""
     clause = main_clause(question)
     names = len({m.matched for m in subjects})  # one name may link several documents
-    if names <= 1 and over_collection(clause) and not _names_property(sets(clause), ontology):
+    noun = document_model(ontology).document_noun
+    if names <= 1 and over_collection(clause, noun) and not _names_property(sets(clause), ontology):
         return True
     if subjects:
         return False
