@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from hybrid_rag.text import STOPWORDS, stem, tokens
 
@@ -94,11 +95,12 @@ _OURS = re.compile(
     r"^\s*(?:which|how\s+many|list|find|count|name|show)\b[^?]{0,30}?\b(?:our|my|every)\b",
     re.I,
 )
-_SETS = re.compile(
+_SET_OF = (
     r"^\s*(?:which|how\s+many|list|find|count|name|show)\s+(?:(?:all\s+)?the\s+)?"
-    r"(?:[\w-]+\s+){0,3}?(?:products|items|documents|ones|entries|records|files)\b",
-    re.I,
+    r"(?:[\w-]+\s+){0,3}?"
 )
+"""How a question over a set of documents starts, up to the noun that names them."""
+_SETS = re.compile(_SET_OF + r"(?:products|items|documents|ones|entries|records|files)\b", re.I)
 _FOLLOWING = re.compile(r"\b(?:these|those|following|either|both)\b", re.I)
 
 
@@ -118,13 +120,10 @@ def over_collection(question: str, noun: str | None = None) -> bool:
     return bool(_OF_OURS.search(question) or _OURS.search(question)) or bool(sets(question))
 
 
+@lru_cache(maxsize=32)
 def _plural_noun(noun: str) -> re.Pattern[str]:
     """ "Which [the] [up to three words] <noun>s ..." at the question's start."""
-    return re.compile(
-        r"^\s*(?:which|how\s+many|list|find|count|name|show)\s+(?:(?:all\s+)?the\s+)?"
-        rf"(?:[\w-]+\s+){{0,3}}?{re.escape(noun)}s\b",
-        re.I,
-    )
+    return re.compile(_SET_OF + re.escape(noun) + r"s\b", re.I)
 
 
 def sets(question: str) -> tuple[str, ...]:

@@ -82,9 +82,7 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         question = _comparatives_spelt_out(question, ontology)
     asked = without_names(question, subjects, keep=_document_words(ontology))
     props = _circumstance_last(asked, tuple(match_properties(asked, ontology)), ontology)
-    asked_names = {p.name for p in props}
-    props = _with_narrower(_parts_last(props, ontology), ontology)
-    items = frozenset(p.name for p in props if p.name not in asked_names)
+    props, brought = _with_narrower(_parts_last(props, ontology), ontology)
     if _topic_unmodelled(asked, ontology):
         props = ()  # "... say about objections to the charges?": the passages tell
     text = norm(question)
@@ -136,6 +134,7 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         collection = named is not None  # "the UN number for ethanol": per sheet named so
     if named is not None:
         kinds |= set(named[0] + named[1])  # the set's words filter no value
+    kept = {p.name for p in props}
     return QuestionAnalysis(
         question,
         subjects,
@@ -159,18 +158,9 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         period=period,
         set_name=" ".join(named[0]) if named is not None else None,
         other_items=_other_items(props, ontology) if intent == "procedure" else frozenset(),
-        items=items & {p.name for p in props},
-        umbrellas=_umbrellas(props, items, ontology),
+        items=frozenset(n for n in brought if n in kept),
+        umbrellas=frozenset(u for n, u in brought.items() if n in kept),
     )
-
-
-def _umbrellas(
-    props: Sequence[PropertyDef], items: frozenset[str], ontology: Ontology
-) -> frozenset[str]:
-    """The asked properties whose sub-properties are among ``items``."""
-    if not items or not isinstance(ontology, OntologyMatching):
-        return frozenset()
-    return frozenset(p.name for p in props if items & set(ontology.narrower(p.name)))
 
 
 def _other_items(props: Sequence[PropertyDef], ontology: Ontology) -> frozenset[str]:
@@ -413,13 +403,17 @@ def _parts_last(props: tuple[PropertyDef, ...], ontology: Ontology) -> tuple[Pro
     return own or tuple(part)
 
 
-def _with_narrower(props: tuple[PropertyDef, ...], ontology: Ontology) -> tuple[PropertyDef, ...]:
+def _with_narrower(
+    props: tuple[PropertyDef, ...], ontology: Ontology
+) -> tuple[tuple[PropertyDef, ...], dict[str, str]]:
     """An umbrella property followed by its sub-properties ("PPE": eye, hand, skin and
     respiratory protection); when the question names some of them itself ("What gloves
-    should I wear"), those, not the umbrella."""
+    should I wear"), those, not the umbrella. Also: each sub-property brought this way
+    (an item the question does not name) with the umbrella that brought it."""
     if not isinstance(ontology, OntologyMatching) or not props:
-        return props
+        return props, {}
     out: list[PropertyDef] = []
+    brought: dict[str, str] = {}
     names = {p.name for p in props}
     for p in props:
         subs = ontology.narrower(p.name)
@@ -427,7 +421,8 @@ def _with_narrower(props: tuple[PropertyDef, ...], ontology: Ontology) -> tuple[
             continue
         out.append(p)
         out += [ontology.property(n) for n in subs]
-    return tuple(dict.fromkeys(out))
+        brought.update((n, p.name) for n in subs if n not in names)
+    return tuple(dict.fromkeys(out)), brought
 
 
 _CIRCUMSTANCE = re.compile(r"\b(?:when|while|during|before|after)\s+\w+ing\b", re.I)

@@ -125,16 +125,19 @@ def _lead_in_procedure(state: _State, line: str) -> tuple[int, int, str] | None:
     """A procedure's label after a few words that lead in to it, with a colon ("Further
     information on storage conditions: Protect from sunlight."): ``(start, end,
     property)``; ``None`` when the line's first label is another property's."""
-    for ls, le, name in label_spans(state, line):
-        prop = state.comp.props[name]
-        lead = _LEAD_IN.fullmatch(line, 0, ls) is not None
-        mine = prop.section in (None, state.section)  # not a later section's item
-        if lead and mine and prop.kind == "procedure" and line[le:].lstrip()[:1] == ":":
-            said = {_squash(w) for w in line[:ls].split()}
-            if not said & {_squash(w) for w in line[ls:le].split()}:  # no label run together
-                return ls, le, name
+    spans = label_spans(state, line)
+    if not spans:
         return None
-    return None
+    ls, le, name = spans[0]
+    prop = state.comp.props[name]
+    lead = _LEAD_IN.fullmatch(line, 0, ls) is not None
+    mine = prop.section in (None, state.section)  # not a later section's item
+    if not (lead and mine and prop.kind == "procedure" and line[le:].lstrip()[:1] == ":"):
+        return None
+    said = {_squash(w) for w in line[:ls].split()}
+    if said & {_squash(w) for w in line[ls:le].split()}:
+        return None  # the end of another label run together with this one
+    return ls, le, name
 
 
 def _show_pack(

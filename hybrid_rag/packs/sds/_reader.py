@@ -248,8 +248,6 @@ def _exposure(reading: Reading, page: Page, line: str, start: int) -> None:
         return  # "... recommends an 8-hour TWA of 15 mg/m3": a sentence, no row
     if prop is None:  # an issuer no property names ("Pfizer OEL TWA-8 Hr: 2 µg/m3")
         prop, value = _OTHER_LIMIT, line.strip()
-    if not reading.knows(prop):
-        return
     fact = reading.typed(prop, value, quote_of(page, line, start), page.number)
     if fact is not None:
         reading.add(fact)
