@@ -26,6 +26,7 @@ from hybrid_rag.errors import (
     EncryptedDocumentError,
     OcrUnavailableError,
 )
+from hybrid_rag.ingest.formats._pdf_layout import layout_text, parsed_once
 from hybrid_rag.ingest.formats.ocr import OcrEngine, OcrOptions, engine_for
 from hybrid_rag.models import Page
 from hybrid_rag.text import glued_labels
@@ -122,10 +123,7 @@ def pdf_pages(
         try:
             reader = PdfReader(io.BytesIO(data), strict=False)
             _decrypt(reader, name)
-            texts = [
-                _page_text(page, i, name, logs, text_mode) for i, page in enumerate(reader.pages, 1)
-            ]
-            layouts = _layouts(reader, name, texts, text_mode, layout_pages)
+            texts, layouts = _read_pages_text(reader, name, logs, text_mode, layout_pages)
             imaged = {
                 i
                 for i, (page, text) in enumerate(zip(reader.pages, texts, strict=True), 1)
@@ -148,20 +146,29 @@ def pdf_pages(
     return _with_ocr(data, name, pages, sorted(imaged), ocr, warnings), warnings
 
 
-def _layouts(
-    reader: Any, name: str, texts: list[str], mode: TextMode, most: int
-) -> list[str | None]:
-    """Each page's layout-mode text, for a short plain-text PDF; ``None`` otherwise (and
-    for a page whose layout reading fails or has no text: its plain text stands)."""
-    if mode != "plain" or most <= 0:
-        return [None] * len(texts)
-    short = len(texts) <= most
-    out: list[str | None] = []
-    for i, (page, text) in enumerate(zip(reader.pages, texts, strict=True), 1):
-        wanted = text.strip() and (short or _stacked(text) or glued_labels(text))
-        laid = _page_text(page, i, name, [], "layout") if wanted else ""
-        out.append(laid if laid.strip() else None)
-    return out
+def _read_pages_text(
+    reader: Any, name: str, logs: list[str], mode: TextMode, most: int
+) -> tuple[list[str], list[str | None]]:
+    """Each page's text, and its layout-mode text where a short plain-text PDF or a page
+    the plain order scrambles wants it (``None`` otherwise, and for a page whose layout
+    reading fails or has no text: its plain text stands). A page read both ways parses
+    its content stream once (``parsed_once``)."""
+    texts: list[str] = []
+    layouts: list[str | None] = []
+    both = mode == "plain" and most > 0
+    short = len(reader.pages) <= most
+    for i, page in enumerate(reader.pages, 1):
+        if not both:
+            texts.append(_page_text(page, i, name, logs, mode))
+            layouts.append(None)
+            continue
+        with parsed_once(page):
+            text = _page_text(page, i, name, logs, "plain")
+            wanted = text.strip() and (short or _stacked(text) or glued_labels(text))
+            laid = _page_text(page, i, name, [], "layout") if wanted else ""
+        texts.append(text)
+        layouts.append(laid if laid.strip() else None)
+    return texts, layouts
 
 
 _STACK = 6
@@ -233,9 +240,7 @@ def _decrypt(reader: Any, name: str) -> None:
 def _page_text(page: Any, number: int, name: str, logs: list[str], mode: TextMode) -> str:
     """One page's text; a page whose content cannot be parsed yields "" and a warning."""
     try:
-        text = (
-            page.extract_text() if mode == "plain" else page.extract_text(extraction_mode="layout")
-        )
+        text = page.extract_text() if mode == "plain" else layout_text(page)
     except Exception as exc:
         _raise_if_dependency(exc, name)
         logs.append(f"page {number}: text extraction failed ({type(exc).__name__}: {exc})")
