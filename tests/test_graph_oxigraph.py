@@ -11,7 +11,7 @@ import pyoxigraph
 import pytest
 
 from hybrid_rag.errors import ConfigurationError, InputError, SparqlValidationError, StoreError
-from hybrid_rag.rdf import Term, iri, literal
+from hybrid_rag.rdf import XSD, Term, iri, literal
 from hybrid_rag.stores import oxigraph as oxigraph_module
 from hybrid_rag.stores.oxigraph import OxigraphGraphStore
 from hybrid_rag.testing._graph_contract import GraphStoreContract, named_subject
@@ -101,6 +101,27 @@ def test_count_and_dump() -> None:
         assert store.count("missing") == 0
         assert sorted(store.dump("a"), key=repr) == sorted(triples, key=repr)
         assert store.dump("missing") == []
+
+
+def test_count_is_of_the_distinct_triples_the_engine_keeps() -> None:
+    # one subject and predicate repeated (converted once), a duplicate triple, and two
+    # spellings of one integer, which the engine stores as one literal
+    s, p = iri("urn:x:s"), iri("urn:x:p")
+    one, also_one = literal("1", XSD + "integer"), literal("01", XSD + "integer")
+    triples = [(s, p, one), (s, p, one), (s, p, also_one), (s, p, literal("two"))]
+    with OxigraphGraphStore() as store:
+        assert store.replace("a", triples) == store.count("a") == 2
+        assert store.replace("a", triples[3:]) == 1  # a replace: the update path
+        assert store.count("a") == 1 and store.count("b") == 0
+
+
+def test_terms_survive_pickling_whole() -> None:
+    import pickle
+
+    terms = [iri("urn:x"), literal("3", XSD + "integer"), Term("Aceton", "literal", lang="de")]
+    terms.append(Term("b0", "bnode"))
+    again = pickle.loads(pickle.dumps(terms))
+    assert again == terms and {hash(t) for t in again} == {hash(t) for t in terms}
 
 
 def test_empty_replace_removes_graph() -> None:

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from hybrid_rag import _vocab
 from hybrid_rag._checks import check_doc_id, check_scope, check_triples, is_doc_id
@@ -56,7 +56,7 @@ from hybrid_rag.stores._ox_terms import to_term
 from hybrid_rag.stores._query_process import QueryProcesses
 
 if TYPE_CHECKING:
-    from pyoxigraph import Store
+    from pyoxigraph import QuerySolutions, Store
 
 __all__ = ["OxigraphGraphStore"]
 
@@ -267,11 +267,10 @@ class OxigraphGraphStore(Closing):
         About 3x faster than the update text on ingest; a replace keeps the update path,
         whose DROP + INSERT runs as one transaction.
         """
-        from pyoxigraph import NamedNode, Quad
+        from pyoxigraph import NamedNode
 
-        node = NamedNode(graph)
         try:
-            quads = [Quad(_native(s), _native(p), _native(o), node) for s, p, o in triples]
+            quads = _quads(triples, NamedNode(graph))
             with self._write(graph, exists=True):
                 self._db().extend(quads)
                 self._mirrored(graph, lambda m: m.extend(quads))
@@ -464,7 +463,11 @@ class OxigraphGraphStore(Closing):
         """Number of triples in the document's graph (0 when absent)."""
         node = self._node(doc_id)
         try:
-            return sum(1 for _ in self._db().quads_for_pattern(None, None, None, node))
+            # COUNT in the engine: about 10x faster than iterating the graph's quads
+            rows = self._db().query(
+                f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {node} {{ ?s ?p ?o }} }}"
+            )
+            return int(next(iter(cast("QuerySolutions", rows)))["n"].value)
         except _ENGINE_ERRORS as exc:
             message = f"cannot count graph of {doc_id!r}: {exc}"
             raise self._failed(exc, "counting a graph", message) from exc
@@ -547,6 +550,22 @@ def _nquads(db: Store, graphs: Sequence[str]) -> bytes:
         raise engine_error(
             exc, what="reading the scoped graphs", path=None, message=message
         ) from exc
+
+
+def _quads(triples: Sequence[Triple], graph: Any) -> list[Any]:
+    """The triples as pyoxigraph quads in ``graph``, each distinct term converted once (a
+    document repeats its subject and predicates in most triples)."""
+    from pyoxigraph import Quad
+
+    made: dict[Term, Any] = {}
+
+    def native(term: Term) -> Any:
+        found = made.get(term)
+        if found is None:
+            found = made[term] = _native(term)
+        return found
+
+    return [Quad(native(s), native(p), native(o), graph) for s, p, o in triples]
 
 
 def _native(term: Term) -> Any:
