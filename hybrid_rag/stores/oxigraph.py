@@ -33,6 +33,7 @@ tags and IRIs round-trip exactly.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import logging
 import re
@@ -484,14 +485,7 @@ class OxigraphGraphStore(Closing):
         except _ENGINE_ERRORS as exc:
             message = f"cannot read graph of {doc_id!r}: {exc}"
             raise self._failed(exc, "reading a graph", message) from exc
-        seen: dict[Any, Term] = {}
-
-        def term(node: Any) -> Term:
-            found = seen.get(node)
-            if found is None:
-                found = seen[node] = to_term(node)
-            return found
-
+        term = functools.cache(to_term)  # each distinct node converted once
         return [(term(q.subject), term(q.predicate), term(q.object)) for q in quads]
 
     def _node(self, doc_id: str) -> Any:
@@ -557,14 +551,7 @@ def _quads(triples: Sequence[Triple], graph: Any) -> list[Any]:
     document repeats its subject and predicates in most triples)."""
     from pyoxigraph import Quad
 
-    made: dict[Term, Any] = {}
-
-    def native(term: Term) -> Any:
-        found = made.get(term)
-        if found is None:
-            found = made[term] = _native(term)
-        return found
-
+    native = functools.cache(_native)
     return [Quad(native(s), native(p), native(o), graph) for s, p, o in triples]
 
 
