@@ -16,6 +16,7 @@ __all__ = [
     "stem",
     "suffix_stem",
     "tokens",
+    "word_key",
 ]
 
 STOPWORDS = frozenset(
@@ -198,6 +199,40 @@ def suffix_stem(token: str) -> str:
     if len(token) > 3 and token.endswith("e"):
         token = token[:-1]
     return token
+
+
+def word_key(token: str) -> str:
+    """A stricter key than ``stem`` for matching a word of a question to a word of a
+    value: words match when they share their 5-letter stem *and* their root, the word
+    less one derivational ending ("sensitizers"/"sensitization" -> "sensitiz",
+    "toxicants"/"toxicity" -> "toxic", "corrosive"/"corrosion" -> "corros"), so that
+    names of different things that only begin alike stay apart ("cyclohexane" and
+    "cyclohexanone", "methane" and "methanol", "chlorine" and "chloride",
+    "composition" and "component")."""
+    return stem(token) + "|" + _root(suffix_stem(token))
+
+
+_BRITISH = re.compile(r"is(?=ation$|er$|$)")
+_DERIVED = (  # final e already off (``suffix_stem``): "iv" of "corrosive"
+    *("ification", "ability", "ibility", "ication", "icity", "atory", "ation", "ition"),
+    *("ivity", "ment", "ness", "ify", "ity", "ion", "ory", "ant", "ent", "anc", "enc", "ous"),
+    *("abl", "ibl", "iv", "ic", "al", "er", "or", "at", "ur", "y"),
+)
+_MIN_ROOT = 4
+
+
+def _root(word: str) -> str:
+    """``word`` (suffix-stemmed) less its longest derivational ending that leaves four
+    letters; British -is- spelt -iz- ("oxidiser" ~ "oxidizer")."""
+    if not word.isalpha():
+        return word
+    if word.endswith("i"):  # "classified" stems to "classifi": "classify"
+        word = word[:-1] + "y"
+    word = _BRITISH.sub("iz", word) if len(word) >= 6 else word
+    for end in _DERIVED:
+        if word.endswith(end) and len(word) - len(end) >= _MIN_ROOT:
+            return word[: -len(end)]
+    return word
 
 
 def content_tokens(text: str, *, drop: frozenset[str] = frozenset()) -> list[str]:

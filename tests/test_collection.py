@@ -381,3 +381,33 @@ def test_a_search_cut_at_the_time_budget_says_so_never_none(tmp_path: Path) -> N
         assert answer.abstention == "timeout", answer.text
         assert answer.text == "No answer: the kg search ran out of time."
         assert [e.kind for e in answer.errors if e.chain == "kg"] == ["timeout"]
+
+
+def test_words_that_only_begin_alike_name_different_things(tmp_path: Path) -> None:
+    # "alumina" (a ceramic) is not "aluminium" (a metal), though both start "alumi";
+    # a word's derived forms still match ("sensitising" ~ "sensitizer")
+    sheets = {
+        "insulator.txt": (
+            "Insulator Ring IR-2",
+            "Alumina ceramic",
+            "Sensitizer",
+            "0.1 kg",
+            "Velmar",
+        ),
+        "bracket.txt": (
+            "Bracket BR-5",
+            "Aluminium alloy 6061",
+            "Not classified",
+            "0.9 kg",
+            "Velmar",
+        ),
+        "gasket.txt": ("Gasket GK-1", "Graphite", "Not classified", "0.05 kg", "Velmar"),
+    }
+    (tmp_path / "parts.ttl").write_text(PARTS)
+    for file, fields in sheets.items():
+        (tmp_path / file).write_text(_text(*fields))
+    with HybridRAG(tmp_path / "s", ontology=tmp_path / "parts.ttl", embedder="hashing") as r:
+        r.ingest_many([tmp_path / f for f in sheets], raise_errors=True)
+        assert _members(r, "Which of our parts are made of alumina?") == {"insulator"}
+        assert _members(r, "Which of our parts are made of aluminium?") == {"bracket"}
+        assert _members(r, "Which parts have a sensitising hazard class?") == {"insulator"}

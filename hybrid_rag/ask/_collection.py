@@ -8,9 +8,10 @@ the graph's facts over every document in scope, precision first:
 * a *filter* phrase matches a fact when one clause of the value (the text between
   sentence ends and semicolons, at most ``MAX_CLAUSE`` words: a value that states a
   class, a code or a name, not a paragraph that mentions one) holds every required
-  word: words by stem, codes (a word with a digit) as printed, spaces and punctuation
-  apart ("UN 3265" is "UN3265"). Words no short clause in scope prints ("GHS" in
-  "GHS Skin Corrosion 1B") are not required; the phrase's other words all are;
+  word: words by stem and root (``word_key``: "sensitizers" is "sensitization",
+  "cyclohexane" is not "cyclohexanone"), codes (a word with a digit) as printed, spaces
+  and punctuation apart ("UN 3265" is "UN3265"). Words no short clause in scope prints
+  ("GHS" in "GHS Skin Corrosion 1B") are not required; the phrase's other words all are;
 * candidate phrases are tried in order: quoted words, parentheses with two words or a
   code, then the question's own clauses; the first with members is the answer;
 * a *bound* or an *extreme* reads each document's first stated typed number of the
@@ -36,7 +37,7 @@ from hybrid_rag.ask._phrasing import Composed, cite, clip, in_sentence, plural, 
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.grammar import Threshold
 from hybrid_rag.models import Fact
-from hybrid_rag.text import stem, tokens
+from hybrid_rag.text import stem, tokens, word_key
 
 __all__ = ["MAX_CLAUSE", "SHOWN", "Valued", "collection_answer", "members"]
 
@@ -143,7 +144,7 @@ def _dated_members(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
 def _named_members(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
     """Each document of the named set once: its first naming value that holds the name
     ("Zinc Oxide Powder" for "zinc"), else its first naming value."""
-    want = [stem(w) for w in tokens(a.set_name or "")]
+    want = [word_key(w) for w in tokens(a.set_name or "")]
 
     def holds(f: V) -> bool:
         return all(w in _words(f.value) for w in want)
@@ -174,12 +175,13 @@ def _with_every_code(a: QuestionAnalysis, found: list[V], stated: Sequence[V]) -
 def _required(
     a: QuestionAnalysis, words: Sequence[str], whole: bool, printed: set[str], *, loose: bool
 ) -> list[str] | None:
-    """The stems a value must hold for a phrase, or ``None`` if the phrase cannot match."""
-    keys = list(dict.fromkeys(stem(w) for w in words if not code(w)))
+    """The word keys (``word_key``) a value must hold for a phrase, or ``None`` if the
+    phrase cannot match. Whether a word is the ontology's is asked of its stem."""
+    keys = {word_key(w): stem(w) for w in words if not code(w)}
     if loose:  # only the words that say what the value is; two at least
-        kept = [k for k in keys if k not in a.vocabulary]
+        kept = [k for k, s in keys.items() if s not in a.vocabulary]
         return None if whole or len(kept) < 2 else kept
-    missing = [k for k in keys if k not in printed]
+    missing = [s for k, s in keys.items() if k not in printed]
     if missing and (whole or len(missing) > 1 or missing[0] not in a.vocabulary):
         return None
     return [k for k in keys if k in printed]
@@ -395,7 +397,8 @@ def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
         w
         for w in phrases
         if any(
-            all(stem(x) in v or code(x) for x in w if stem(x) not in a.vocabulary) for v in values
+            all(word_key(x) in v or code(x) for x in w if stem(x) not in a.vocabulary)
+            for v in values
         )
     ]
     codes = question_codes(a.question)
@@ -411,14 +414,14 @@ def _clauses(value: str) -> list[str]:
 
 @lru_cache(maxsize=65536)
 def _read(value: str) -> tuple[tuple[str, frozenset[str]], ...]:
-    """A value's short clauses with their stems (values repeat across documents)."""
+    """A value's short clauses with their word keys (values repeat across documents)."""
     out = []
     for c in _CLAUSE.split(value):
         toks = tokens(c) if c else []
         if toks and len(toks) <= MAX_CLAUSE:
-            out.append((c, frozenset(stem(t) for t in toks)))
+            out.append((c, frozenset(word_key(t) for t in toks)))
     return tuple(out)
 
 
 def _words(clause: str) -> frozenset[str]:
-    return frozenset(stem(t) for t in tokens(clause))
+    return frozenset(word_key(t) for t in tokens(clause))
