@@ -365,6 +365,11 @@ class QuestionAnalysis:
             ("How many zinc compounds ...?", "Which Acme invoices are in EUR?"): those
             documents; the question's other words filter among them.
         set_name: the name ``named_set`` was read from, as asked ("zinc", "acme").
+        others_of: for a collection over the *other* documents ("Phosphoric acid is in
+            more than the phosphoric acid bottles: which other products list it?"): the
+            documents the question names, left out of the scope; the name they were
+            linked by is the value the others must state (``other_name``).
+        other_name: the words of that name, as asked.
         period: for a collection ``filter`` on a date ("revised in 2023", "dated
             December 2021"): the span the asked date property's typed value must fall in.
         other_items: for a ``procedure``: the labels of the properties not asked (of two
@@ -403,6 +408,8 @@ class QuestionAnalysis:
     vocabulary: frozenset[str] = frozenset()
     named_set: tuple[str, ...] = ()
     set_name: str | None = None
+    others_of: tuple[str, ...] = ()
+    other_name: tuple[str, ...] = ()
     period: DateSpan | None = None
     other_items: frozenset[str] = frozenset()
     items: frozenset[str] = frozenset()

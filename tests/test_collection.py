@@ -7,6 +7,7 @@ tests; ``../shared/eval/qa-collection.jsonl`` measures the same on real sheets."
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -383,31 +384,44 @@ def test_a_search_cut_at_the_time_budget_says_so_never_none(tmp_path: Path) -> N
         assert [e.kind for e in answer.errors if e.chain == "kg"] == ["timeout"]
 
 
+@contextmanager
+def _parts_store(folder: Path, sheets: dict[str, str]) -> Iterator[HybridRAG]:
+    """A store of spare-part sheets ("name / material / hazard / weight / maker")."""
+    (folder / "parts.ttl").write_text(PARTS)
+    for file, fields in sheets.items():
+        (folder / file).write_text(_text(*fields.split(" / ")))
+    with HybridRAG(folder / "s", ontology=folder / "parts.ttl", embedder="hashing") as r:
+        r.ingest_many([folder / f for f in sheets], raise_errors=True)
+        yield r
+
+
 def test_words_that_only_begin_alike_name_different_things(tmp_path: Path) -> None:
     # "alumina" (a ceramic) is not "aluminium" (a metal), though both start "alumi";
     # a word's derived forms still match ("sensitising" ~ "sensitizer")
     sheets = {
-        "insulator.txt": (
-            "Insulator Ring IR-2",
-            "Alumina ceramic",
-            "Sensitizer",
-            "0.1 kg",
-            "Velmar",
-        ),
-        "bracket.txt": (
-            "Bracket BR-5",
-            "Aluminium alloy 6061",
-            "Not classified",
-            "0.9 kg",
-            "Velmar",
-        ),
-        "gasket.txt": ("Gasket GK-1", "Graphite", "Not classified", "0.05 kg", "Velmar"),
+        "insulator.txt": "Insulator Ring IR-2 / Alumina ceramic / Sensitizer / 0.1 kg / Velmar",
+        "bracket.txt": "Bracket BR-5 / Aluminium alloy 6061 / Not classified / 0.9 kg / Velmar",
+        "gasket.txt": "Gasket GK-1 / Graphite / Not classified / 0.05 kg / Velmar",
     }
-    (tmp_path / "parts.ttl").write_text(PARTS)
-    for file, fields in sheets.items():
-        (tmp_path / file).write_text(_text(*fields))
-    with HybridRAG(tmp_path / "s", ontology=tmp_path / "parts.ttl", embedder="hashing") as r:
-        r.ingest_many([tmp_path / f for f in sheets], raise_errors=True)
+    with _parts_store(tmp_path, sheets) as r:
         assert _members(r, "Which of our parts are made of alumina?") == {"insulator"}
         assert _members(r, "Which of our parts are made of aluminium?") == {"bracket"}
         assert _members(r, "Which parts have a sensitising hazard class?") == {"insulator"}
+
+
+def test_other_documents_than_those_named_hold_the_name_as_a_value(tmp_path: Path) -> None:
+    sheets = {
+        "wire.txt": "Copper Wire CW-1 / Copper / Not classified / 1.1 kg / Velmar",
+        "pipe.txt": "Copper Pipe CP-2 / Copper / Not classified / 2.3 kg / Velmar",
+        "fitting.txt": "Brass Fitting BF-3 / Copper alloy with zinc / Class 1 / 0.3 kg / Orlen",
+        "bolt.txt": "Steel Bolt SB-4 / Carbon steel / Not classified / 0.1 kg / Orlen",
+    }
+    with _parts_store(tmp_path, sheets) as r:
+        answer = r.ask(
+            "Copper is used beyond the copper parts: what other items have it as material?"
+        )
+        assert {f.doc_id for f in answer.facts} == {"fitting"}
+        assert answer.text is not None and "besides the 2 spare parts named 'copper'" in answer.text
+        # the named documents' own other properties are no set of other documents
+        again = r.ask("Which other hazard classes does the Copper Wire CW-1 have?")
+        assert "besides" not in (again.text or "")

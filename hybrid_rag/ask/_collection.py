@@ -39,7 +39,7 @@ from hybrid_rag.ask.grammar import Threshold
 from hybrid_rag.models import Fact
 from hybrid_rag.text import stem, tokens, word_key
 
-__all__ = ["MAX_CLAUSE", "SHOWN", "Valued", "collection_answer", "members"]
+__all__ = ["MAX_CLAUSE", "SHOWN", "Valued", "asked_phrases", "collection_answer", "members"]
 
 MAX_CLAUSE = 14
 """The most words a clause of a value may have to state what a filter asks."""
@@ -66,6 +66,17 @@ class Valued(Protocol):
 
 
 V = TypeVar("V", bound=Valued)
+
+
+def asked_phrases(
+    a: QuestionAnalysis, ignore: frozenset[str] = frozenset()
+) -> tuple[tuple[tuple[str, ...], bool], ...]:
+    """The question's phrases (``collection_phrases``), the name of the documents it
+    sets apart first ("which other products list it": the name is the value)."""
+    found = collection_phrases(a.question, ignore)
+    return ((a.other_name, False), *found) if a.other_name else found
+
+
 _CLAUSE = re.compile(r"(?<=[.;])\s+|\n|;\s*")
 
 
@@ -207,7 +218,7 @@ def _best_phrase(
     best: list[V] = []
     most = 0
     ignore = a.kind_words | a.named_words if own else a.kind_words
-    for words, whole in collection_phrases(a.question, ignore):
+    for words, whole in asked_phrases(a, ignore):
         if not selective(words):
             continue
         need = _required(a, words, whole, printed, loose=loose)
@@ -305,6 +316,8 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
         text = (
             f"None {where} states {_what(a)}."
             if a.named_set
+            else f"No other {a.noun} in scope states {_what(a)}{_besides(a)}."
+            if a.others_of
             else f"No {a.noun} in scope states {_what(a)}."
         )
         return Composed(text, (), True, False, "not_in_documents")
@@ -322,10 +335,17 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
     elif a.named_set:
         among = f"of the {len(a.named_set)} {plural(a.noun)} named '{a.set_name}'"
         text = f"{n} {among} {verb} {_what(a, facts)}: {items}{more}."
+    elif a.others_of:
+        text = f"{n} other {noun} {verb} {_what(a, facts)}{_besides(a)}: {items}{more}."
     else:
         text = f"{n} {noun} {verb} {_what(a, facts)}: {items}{more}."
     cites = tuple(fs[0].evidence for _d, fs in per_doc.items())
     return Composed(clip(text, limit), cites, True, False)
+
+
+def _besides(a: QuestionAnalysis) -> str:
+    n, name = len(a.others_of), " ".join(a.other_name)
+    return f" (besides the {n} {a.noun if n == 1 else plural(a.noun)} named '{name}')"
 
 
 _PER_VALUE = 3
@@ -392,7 +412,7 @@ def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
         said = f"{'above' if t.op == '>' else 'below'} {t.value:g}{unit_text(t.unit)}"
         return f"a {in_sentence(a.properties[0].label)} {said}"
     values = [_words(f.value) for f in facts]
-    phrases = [w for w, _whole in collection_phrases(a.question, a.kind_words)]
+    phrases = [w for w, _whole in asked_phrases(a, a.kind_words)]
     held = [
         w
         for w in phrases

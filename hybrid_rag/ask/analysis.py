@@ -122,7 +122,15 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     polar = (intent in ("min", "max", "same") or category is not None) and is_polar(question)
     kinds = _kind_words(ontology) - capitalised(question)  # "the signal word Danger": a value
     named = named_set(question, index, kinds) if set_cue(question, subjects) else None
-    collection = named is not None or _collective(question, subjects, props, ontology)
+    noun = document_model(ontology).document_noun
+    others = _others_of(question, subjects, noun)
+    if not others[0] and not subjects and _other_set(question, noun):
+        # "... beyond the copper parts: what other items ...?": the set is set apart
+        shared = named or shared_name(question, index, kinds | _named_words(props, ontology))
+        others, named = ((shared[2], shared[0]) if shared else others), None
+    collection = (
+        named is not None or bool(others[0]) or _collective(question, subjects, props, ontology)
+    )
     if collection:
         subjects = ()  # "Which of our products contain <a name>?": the name is a value
     period = None
@@ -157,10 +165,41 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         named_set=named[2] if named is not None else (),
         period=period,
         set_name=" ".join(named[0]) if named is not None else None,
+        others_of=others[0] if collection else (),
+        other_name=others[1] if collection else (),
         other_items=_other_items(props, ontology) if intent == "procedure" else frozenset(),
         items=frozenset(n for n in brought if n in kept),
         umbrellas=frozenset(u for n, u in brought.items() if n in kept),
     )
+
+
+_OTHER = (
+    r"\b(?:which|what|any|list|find|name|show)\s+(?:of\s+(?:the|our)\s+)?other\s+"
+    r"(?:[a-z-]+\s+){{0,2}}?(?:products|items|documents|entries|records|files|{noun}s)\b"
+)
+"""A set of other documents: "which other products", "what other sheets" (not "which
+other hazards", which asks more of the named document)."""
+
+
+def _other_set(question: str, noun: str) -> bool:
+    return re.search(_OTHER.format(noun=re.escape(noun)), question, re.I) is not None
+
+
+def _others_of(
+    question: str, subjects: Sequence[SubjectMatch], noun: str
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(documents, name)`` when the question asks over the documents other than those
+    it names by one name ("... more than the phosphoric acid bottles: which other
+    products list it?"); ``((), ())`` otherwise."""
+    if not subjects or len({m.matched for m in subjects}) != 1 or not _other_set(question, noun):
+        return (), ()
+    matched = subjects[0].matched
+    toks = tokens(question)
+    start = next((i for i, t in enumerate(toks) if t in matched), len(toks))
+    end = start
+    while end < len(toks) and toks[end] in matched:
+        end += 1
+    return tuple(dict.fromkeys(m.doc_id for m in subjects)), tuple(toks[start:end])
 
 
 def _other_items(props: Sequence[PropertyDef], ontology: Ontology) -> frozenset[str]:

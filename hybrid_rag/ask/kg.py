@@ -11,8 +11,8 @@ from hybrid_rag import _budget
 from hybrid_rag._prompt_vocab import describe_properties, prefix_of, relevant_properties
 from hybrid_rag._vocab import HR, RDFS_LABEL
 from hybrid_rag._workers import Workers
-from hybrid_rag.ask._collection import members
-from hybrid_rag.ask._collection_words import collection_phrases, question_codes, search_roots
+from hybrid_rag.ask._collection import asked_phrases, members
+from hybrid_rag.ask._collection_words import question_codes, search_roots
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.errors import (
     DamagedStoreError,
@@ -139,6 +139,8 @@ async def run_kg_chain(
         result.errors.append(ChainError(chain="kg", kind="empty_scope", message="no documents"))
         return result
     template = _template(analysis)
+    if analysis.collection and analysis.others_of:  # "which other products ...?"
+        scope = [d for d in scope if d not in analysis.others_of]
     if analysis.collection and analysis.named_set:  # "How many zinc compounds ...?"
         scope = [d for d in analysis.named_set if d in scope]
         template = template or _naming_template(ontology)
@@ -244,7 +246,7 @@ def _collection_template(a: QuestionAnalysis) -> str | None:
         return fact_query([p.iri for p in a.properties], lean=True)
     if a.period is not None:  # the asked dates, or any date the documents state
         return fact_query([p.iri for p in a.properties if p.name in a.typed], dated=True, lean=True)
-    roots = search_roots(collection_phrases(a.question, a.kind_words), a.vocabulary)
+    roots = search_roots(asked_phrases(a, a.kind_words), a.vocabulary)
     return fact_query([], any_of=roots, lean=True) if roots else None
 
 
