@@ -18,8 +18,10 @@ from hybrid_rag.samples import pdf_bytes
 
 # six short heading-like lines in a row: a page drawn in layers, which is read both ways
 _LAYERED = "\n".join(
-    ["Storage conditions", "Incompatible materials", "Packaging", "Shelf life", "Odour"]
-    + ["Colour", "Keep cool and dry.", "Strong oxidisers.", "Steel drum", "24 months"]
+    [
+        *("Storage conditions", "Incompatible materials", "Packaging", "Shelf life", "Odour"),
+        *("Colour", "Keep cool and dry.", "Strong oxidisers.", "Steel drum", "24 months"),
+    ]
 )
 
 
@@ -45,7 +47,8 @@ def _both_ways(data: bytes) -> list[tuple[str, str]]:
 def test_layout_text_equals_pypdfs_layout_reading_with_one_parse(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    data = pdf_bytes([_LAYERED, "A page of running text, long enough to need no OCR, read in plain order."])
+    prose = "A page of running text, long enough to need no OCR, read in plain order."
+    data = pdf_bytes([_LAYERED, prose])
     expected = _both_ways(data)
     calls = _parses(monkeypatch)
     pages, _ = pdf_pages(data, "layered.pdf", ocr=OcrOptions(enabled=False), layout_pages=1)
