@@ -209,7 +209,8 @@ def word_key(token: str) -> str:
     names of different things that only begin alike stay apart ("cyclohexane" and
     "cyclohexanone", "methane" and "methanol", "chlorine" and "chloride",
     "composition" and "component")."""
-    return stem(token) + "|" + _root(suffix_stem(token))
+    base = suffix_stem(token)
+    return base[:5] + "|" + _root(base)  # ``stem`` is ``suffix_stem(token)[:5]``
 
 
 _BRITISH = re.compile(r"is(?=ation$|er$|$)")

@@ -100,7 +100,9 @@ _SET_OF = (
     r"(?:[\w-]+\s+){0,3}?"
 )
 """How a question over a set of documents starts, up to the noun that names them."""
-_SETS = re.compile(_SET_OF + r"(?:products|items|documents|ones|entries|records|files)\b", re.I)
+_DOCUMENTS = r"(?:products|items|documents|ones|entries|records|files)"
+"""Nouns any collection calls its documents by (with its own: ``document_noun``)."""
+_SETS = re.compile(_SET_OF + _DOCUMENTS + r"\b", re.I)
 _FOLLOWING = re.compile(r"\b(?:these|those|following|either|both)\b", re.I)
 
 
@@ -124,6 +126,22 @@ def over_collection(question: str, noun: str | None = None) -> bool:
 def _plural_noun(noun: str) -> re.Pattern[str]:
     """ "Which [the] [up to three words] <noun>s ..." at the question's start."""
     return re.compile(_SET_OF + re.escape(noun) + r"s\b", re.I)
+
+
+def over_others(question: str, noun: str) -> bool:
+    """Whether the question asks over a set of *other* documents ("which other
+    products", "what other sheets"; not "which other hazards", which asks more of a
+    named document)."""
+    return _others(noun).search(question) is not None
+
+
+@lru_cache(maxsize=32)
+def _others(noun: str) -> re.Pattern[str]:
+    return re.compile(
+        r"\b(?:which|what|any|list|find|name|show)\s+(?:of\s+(?:the|our)\s+)?other\s+"
+        rf"(?:[a-z-]+\s+){{0,2}}?(?:{_DOCUMENTS}|{re.escape(noun)}s)\b",
+        re.I,
+    )
 
 
 def sets(question: str) -> tuple[str, ...]:

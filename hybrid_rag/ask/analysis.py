@@ -13,6 +13,7 @@ from hybrid_rag.ask._collection_words import (
     collection_question,
     counts,
     over_collection,
+    over_others,
     sets,
 )
 from hybrid_rag.ask._sets import named_set, period_of, set_cue, shared_name
@@ -124,12 +125,14 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     named = named_set(question, index, kinds) if set_cue(question, subjects) else None
     noun = document_model(ontology).document_noun
     others = _others_of(question, subjects, noun)
-    if not others[0] and not subjects and _other_set(question, noun):
+    if not others[0] and not subjects and over_others(question, noun):
         # "... beyond the copper parts: what other items ...?": the set is set apart
         shared = named or shared_name(question, index, kinds | _named_words(props, ontology))
         others, named = ((shared[2], shared[0]) if shared else others), None
     collection = (
-        named is not None or bool(others[0]) or _collective(question, subjects, props, ontology)
+        named is not None
+        or bool(others[0])
+        or _collective(question, subjects, props, noun, ontology)
     )
     if collection:
         subjects = ()  # "Which of our products contain <a name>?": the name is a value
@@ -154,7 +157,7 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         sections=sections,
         polar=polar,
         polar_subject=_first_named(question, subjects) if polar else None,
-        noun=document_model(ontology).document_noun,
+        noun=noun,
         kind_words=kinds,
         named_words=_named_words(props, ontology),
         typed=_typed(props, ontology),
@@ -173,25 +176,13 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     )
 
 
-_OTHER = (
-    r"\b(?:which|what|any|list|find|name|show)\s+(?:of\s+(?:the|our)\s+)?other\s+"
-    r"(?:[a-z-]+\s+){{0,2}}?(?:products|items|documents|entries|records|files|{noun}s)\b"
-)
-"""A set of other documents: "which other products", "what other sheets" (not "which
-other hazards", which asks more of the named document)."""
-
-
-def _other_set(question: str, noun: str) -> bool:
-    return re.search(_OTHER.format(noun=re.escape(noun)), question, re.I) is not None
-
-
 def _others_of(
     question: str, subjects: Sequence[SubjectMatch], noun: str
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``(documents, name)`` when the question asks over the documents other than those
     it names by one name ("... more than the phosphoric acid bottles: which other
     products list it?"); ``((), ())`` otherwise."""
-    if not subjects or len({m.matched for m in subjects}) != 1 or not _other_set(question, noun):
+    if not subjects or len({m.matched for m in subjects}) != 1 or not over_others(question, noun):
         return (), ()
     matched = subjects[0].matched
     toks = tokens(question)
@@ -254,6 +245,7 @@ def _collective(
     question: str,
     subjects: Sequence[SubjectMatch],
     props: Sequence[PropertyDef],
+    noun: str,
     ontology: Ontology,
 ) -> bool:
     """Whether a question asks over the whole scope: it names no document and starts as
@@ -262,7 +254,6 @@ def _collective(
     holds (``over_collection``), unless it names two or more (a comparison of those)."""
     clause = main_clause(question)
     names = len({m.matched for m in subjects})  # one name may link several documents
-    noun = document_model(ontology).document_noun
     if names <= 1 and over_collection(clause, noun) and not _names_property(sets(clause), ontology):
         return True
     if subjects:

@@ -28,7 +28,7 @@ def parsed_once(page: Any) -> Iterator[None]:
     from pypdf.generic import ContentStream, NameObject
 
     try:
-        original = page.raw_get(_CONTENTS) if _CONTENTS in page else None
+        original = _contents(page)
         pinned = None
         if original is not None:
             pinned = ContentStream(original.get_object(), page.pdf, "bytes")
@@ -49,13 +49,18 @@ def layout_text(page: Any) -> str:
     """``page.extract_text(extraction_mode="layout")``, from the pinned stream if any."""
     from pypdf.generic import ContentStream
 
-    stream = page.raw_get(_CONTENTS) if _CONTENTS in page else None
+    stream = _contents(page)
     if isinstance(stream, ContentStream):
         try:
             return _from_operations(page, stream)
         except Exception:  # pypdf's own call below decides (and raises its error)
             pass
     return str(page.extract_text(extraction_mode="layout"))
+
+
+def _contents(page: Any) -> Any:
+    """The page's ``/Contents`` entry as stored (an indirect reference is not resolved)."""
+    return page.raw_get(_CONTENTS) if _CONTENTS in page else None
 
 
 def _from_operations(page: Any, stream: Any) -> str:

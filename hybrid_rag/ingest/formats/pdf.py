@@ -153,15 +153,12 @@ def _read_pages_text(
     the plain order scrambles wants it (``None`` otherwise, and for a page whose layout
     reading fails or has no text: its plain text stands). A page read both ways parses
     its content stream once (``parsed_once``)."""
-    texts: list[str] = []
-    layouts: list[str | None] = []
-    both = mode == "plain" and most > 0
+    if mode != "plain" or most <= 0:
+        texts = [_page_text(page, i, name, logs, mode) for i, page in enumerate(reader.pages, 1)]
+        return texts, [None] * len(texts)
+    texts, layouts = [], []
     short = len(reader.pages) <= most
     for i, page in enumerate(reader.pages, 1):
-        if not both:
-            texts.append(_page_text(page, i, name, logs, mode))
-            layouts.append(None)
-            continue
         with parsed_once(page):
             text = _page_text(page, i, name, logs, "plain")
             wanted = text.strip() and (short or _stacked(text) or glued_labels(text))
