@@ -102,8 +102,8 @@ def extract_offline(
     warnings: list[str] = []
     if fallback:
         warnings.append(f"{NO_NAME}; using {subject!r}")
-    elif model.naming and (named := name_fact(subject, pages, found, model.naming[0])):
-        found.append(named)
+    if model.naming and (named := name_fact(subject, pages, found, model.naming[0])):
+        found.append(named)  # a name from the file name too, where a line prints it
     if not found:
         warnings.append("no facts found")
     facts = _with_chunks(found, pages, chunks)

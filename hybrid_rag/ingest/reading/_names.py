@@ -210,6 +210,7 @@ def _names(
     aliases += codes
     if pack is not None:
         aliases += pack.aliases(facts)
+        aliases += [o for name in (subject, *aliases) for o in pack.other_names(name)]
     out: list[str] = []
     for a in aliases:
         if _placeholder(a):

@@ -67,9 +67,9 @@ class PackReader(Protocol):
       also reads); ``derived`` sees every value the generic reader keeps, to add what
       it implies.
     * ``reads_ahead``, ``ends_value`` and ``subject_table`` steer the generic reader;
-      ``title``, ``aliases`` and ``clean_name`` name the document's subject; ``written``
-      writes a value the way the domain does (a code's prefix the label gives). The defaults of
-      ``BasePackReader`` change nothing.
+      ``title``, ``aliases``, ``other_names`` and ``clean_name`` name the document's
+      subject; ``written`` writes a value the way the domain does (a code's prefix the
+      label gives). The defaults of ``BasePackReader`` change nothing.
     * Deterministic, no I/O; safe to call for several documents at once (per-document
       state lives in ``reading.memo``).
     """
@@ -106,6 +106,11 @@ class PackReader(Protocol):
 
     def aliases(self, facts: Sequence[ExtractedFact]) -> list[str]:
         """More names of the subject the facts give (a formula, a code)."""
+        ...
+
+    def other_names(self, name: str) -> list[str]:
+        """The same name as the domain also writes it (a chemical's "Cupric Sulfate" is
+        "Copper(II) Sulfate"): aliases of a subject that has ``name``."""
         ...
 
     def clean_name(self, value: str) -> str:
@@ -151,6 +156,10 @@ class BasePackReader:
 
     def aliases(self, facts: Sequence[ExtractedFact]) -> list[str]:
         """No names of its own."""
+        return []
+
+    def other_names(self, name: str) -> list[str]:
+        """No other spellings."""
         return []
 
     def clean_name(self, value: str) -> str:

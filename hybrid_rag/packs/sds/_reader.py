@@ -384,6 +384,54 @@ _ELEMENTS = frozenset(  # element symbols up to curium, run together
 )
 
 
+_STOCK = {
+    "cupric": "Copper(II)",
+    "cuprous": "Copper(I)",
+    "ferric": "Iron(III)",
+    "ferrous": "Iron(II)",
+    "mercuric": "Mercury(II)",
+    "mercurous": "Mercury(I)",
+    "stannic": "Tin(IV)",
+    "stannous": "Tin(II)",
+    "plumbous": "Lead(II)",
+    "plumbic": "Lead(IV)",
+    "cobaltous": "Cobalt(II)",
+    "cobaltic": "Cobalt(III)",
+    "manganous": "Manganese(II)",
+    "nickelous": "Nickel(II)",
+    "aurous": "Gold(I)",
+    "auric": "Gold(III)",
+    "cerous": "Cerium(III)",
+    "ceric": "Cerium(IV)",
+}
+"""Classical names of a metal's cations and their Stock names. "Chromic" is left out:
+"chromic acid" and "chromic trioxide" are chromium(VI), not chromium(III)."""
+_CLASSICAL = {v.lower(): k for k, v in _STOCK.items()}
+_ANION = (
+    r"(?:chloride|bromide|iodide|fluoride|oxide|hydroxide|sulfate|sulphate|sulfide|sulphide|"
+    r"nitrate|nitrite|carbonate|acetate|phosphate|citrate|oxalate|ammonium|sulfite|chlorate|"
+    r"perchlorate|cyanide|thiocyanate|dichromate|chromate|tartrate|gluconate|lactate|"
+    r"stearate|formate|pyrophosphate|thiosulfate)"
+)
+_CLASSICAL_WORDS = "|".join(_STOCK)
+_STOCK_WORDS = "|".join(re.escape(v).replace(r"\(", r"\s?\(") for v in _STOCK.values())
+_CLASSICAL_SALT = re.compile(rf"\b({_CLASSICAL_WORDS})\s+(?={_ANION}\b)", re.I)
+_STOCK_SALT = re.compile(rf"\b({_STOCK_WORDS})\s*(?={_ANION}\b)", re.I)
+
+
+def stock_names(name: str) -> list[str]:
+    """``name`` in the other notation of a metal's salts ("Cupric Sulfate" and "Copper
+    (II) sulfate" each give the other), or ``[]``: only before an anion's name, so
+    "Chromic Acid" or a "Ferric" brand stays as it is."""
+    classical = _CLASSICAL_SALT.sub(lambda m: _STOCK[m[1].lower()] + " ", name)
+    if classical != name:
+        return [classical]
+    stock = _STOCK_SALT.sub(
+        lambda m: _CLASSICAL[re.sub(r"\s", "", m[1]).lower()].capitalize() + " ", name
+    )
+    return [stock] if stock != name else []
+
+
 def _formula_name(value: str) -> str | None:
     """A printed molecular formula as one word ("C3H6O", "K N O3" -> "KNO3"), without
     its water of hydration; ``None`` for anything else ("Mixture", "(C6 H10 O5)n")."""
@@ -485,6 +533,12 @@ class SdsReader(BasePackReader):
             if formula and f.status == "stated":
                 out.append(formula)
         return out
+
+    def other_names(self, name: str) -> list[str]:
+        """A salt's classical name in Stock notation and back: "Cupric Sulfate" is
+        "Copper(II) Sulfate", "Mercury(I) chloride" is "Mercurous chloride" (people
+        ask by either: "copper(II) compounds", "mercury salts")."""
+        return stock_names(name)
 
     def clean_name(self, value: str) -> str:
         """A name without the column label beside it ("Product Name ...", "... Company")."""
