@@ -19,10 +19,10 @@ such as ``xsd:decimal`` or ``xsd:date``, ``rdfs:subPropertyOf``, ``owl:hasKey``)
 from the small annotation vocabulary in the ``hr:`` namespace
 (``http://hybrid-rag.org/ns#``, documented in ``docs/guides/own-domain.md``):
 ``hr:unit``, ``hr:valueKind``, ``hr:valuePattern``, ``hr:section``, ``hr:readFrom``,
-``hr:readingLabel``,
-``hr:lowerWhenMore``, ``hr:documentSubject``, ``hr:namesSubject``,
-``hr:identifiesSubject``, ``hr:part`` and ``hr:documentNoun``. An ontology with none of
-them still ingests and answers: the defaults are derived from the standard vocabulary.
+``hr:readingLabel``, ``hr:lowerWhenMore``, ``hr:documentSubject``, ``hr:namesSubject``,
+``hr:namesSource``, ``hr:namesKind``, ``hr:identifiesSubject``, ``hr:part`` and
+``hr:documentNoun``. An ontology with none of them still ingests and answers: the
+defaults are derived from the standard vocabulary.
 The same annotations in the ontology's own namespace are read too (older ontologies).
 """
 
@@ -638,6 +638,12 @@ _NUMERIC = frozenset(
     )
 )  # fmt: skip
 _DATES = frozenset(_XSD + t for t in ("date", "dateTime", "dateTimeStamp", "gYearMonth", "gYear"))
+_SOURCE_WORDS = frozenset(
+    ["supplier", "manufacturer", "maker", "vendor", "seller", "issuer", "distributor", "brand"]
+)
+"""Words of a local name that, with "name", make a property naming the subject's source
+(``vendorName``): the default when the ontology marks none (``hr:namesSource``)."""
+
 _ID_WORDS = frozenset(["number", "no", "nr", "num", "id", "code", "reference", "ref", "key"])
 """Last words of a local name that, by naming convention, make an identifier
 (``serialNumber``, ``accountId``): the default when the ontology marks no identifier."""
@@ -787,8 +793,23 @@ def _document_model(
             and split_camel(p.name).lower().split()[-1:] in ([w] for w in _ID_WORDS)
         )
     noun = _noun(graph, classes, subject, namespace)
+    sources = _marked(graph, own, "namesSource") or _default_sources(own, naming)
+    kinds = _marked(graph, own, "namesKind")
     del annotations
-    return DocumentModel(subject, naming, ident, parts, noun)
+    return DocumentModel(subject, naming, ident, parts, noun, sources=sources, kinds=kinds)
+
+
+def _default_sources(own: Sequence[PropertyDef], naming: Sequence[str]) -> tuple[str, ...]:
+    """The subject's datatype properties, other than its names, whose local name says
+    they name its maker, supplier or issuer (``vendorName``, ``manufacturerName``)."""
+    return tuple(
+        p.name
+        for p in own
+        if p.kind == "datatype"
+        and p.name not in naming
+        and "name" in (words := set(split_camel(p.name).lower().split()))
+        and words & _SOURCE_WORDS
+    )
 
 
 def _subject_class(

@@ -12,6 +12,7 @@ __all__ = [
     "in_row",
     "keyword_tokens",
     "norm",
+    "participle",
     "sentences",
     "stem",
     "suffix_stem",
@@ -201,6 +202,12 @@ def suffix_stem(token: str) -> str:
     return token
 
 
+def participle(word: str) -> bool:
+    """Whether a word reads as a past participle ("classified", "declared"): how a
+    question asks, which a value need not print."""
+    return len(word) > 5 and word.isalpha() and word.endswith("ed")
+
+
 def word_key(token: str) -> str:
     """A stricter key than ``stem`` for matching a word of a question to a word of a
     value: words match when they share their 5-letter stem *and* their root, the word
@@ -208,11 +215,12 @@ def word_key(token: str) -> str:
     "toxicants"/"toxicity" -> "toxic", "corrosive"/"corrosion" -> "corros"), so that
     names of different things that only begin alike stay apart ("cyclohexane" and
     "cyclohexanone", "methane" and "methanol", "chlorine" and "chloride",
-    "composition" and "component")."""
-    base = suffix_stem(token)
+    "composition" and "component"); British "sulph-" is "sulf-"."""
+    base = suffix_stem(_SULPH.sub("sulf", token))  # "sulphate" is "sulfate"
     return base[:5] + "|" + _root(base)  # ``stem`` is ``suffix_stem(token)[:5]``
 
 
+_SULPH = re.compile(r"sulph")
 _BRITISH = re.compile(r"is(?=ation$|er$|$)")
 _DERIVED = (  # final e already off (``suffix_stem``): "iv" of "corrosive"
     *("ification", "ability", "ibility", "ication", "icity", "atory", "ation", "ition"),

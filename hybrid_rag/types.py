@@ -79,6 +79,13 @@ class DocumentModel:
             declared date property: an invoice's date, a sheet's revision date), which
             "the most recent" and "the oldest" of the documents sort on; ``None`` if
             it has none.
+        sources: properties whose values name who makes, supplies or issues the
+            subject (a product's supplier), not the subject itself: a set of documents
+            is called by them ("Libman products", "the sheets from Acme") although no
+            question about one document names it so.
+        kinds: properties whose values say what kind of thing the subject is (a
+            product's physical state): a set of documents is called by such a value
+            ("Which liquids ...?", "How many powders ...?").
     """
 
     subject_class: str | None = None
@@ -87,6 +94,8 @@ class DocumentModel:
     parts: tuple[tuple[str, str], ...] = ()
     document_noun: str = "document"
     dating: str | None = None
+    sources: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
 
     def part_classes(self) -> tuple[str, ...]:
         """The classes of the subject's repeated parts."""
@@ -365,6 +374,21 @@ class QuestionAnalysis:
             ("How many zinc compounds ...?", "Which Acme invoices are in EUR?"): those
             documents; the question's other words filter among them.
         set_name: the name ``named_set`` was read from, as asked ("zinc", "acme").
+        set_by_source: whether some of ``named_set`` are in it by their source's name
+            (a supplier's: ``DocumentModel.sources``), not their own.
+        set_loose: ``named_set`` is what a plural noun alone calls ("Which acids ...",
+            "Which of the cleaners ..."): names are a fair guess of what is one, not a
+            rule, so a filter is asked of every document, and the answer gives the set's
+            members first, then the other documents that state it.
+        unnamed: out of scope because the question names none of the many documents in
+            scope and asks over none of them ("What is the pH of bleach?" where no sheet
+            is named so): a model may still read a name the rules do not know.
+        kind_noun: for a collection question, the plural noun its set is called by when
+            it is no kind of document the ontology names ("liquids" of "Which liquids
+            ..."): a value a kind property (``DocumentModel.kinds``) may hold.
+        kind_set: the documents whose kind property holds ``kind_noun`` (the supervisor
+            reads them; set only when some document's value does), and ``kind_label``
+            that property's label: the question is asked of those documents only.
         others_of: for a collection over the *other* documents ("Phosphoric acid is in
             more than the phosphoric acid bottles: which other products list it?"): the
             documents the question names, left out of the scope; the name they were
@@ -408,6 +432,12 @@ class QuestionAnalysis:
     vocabulary: frozenset[str] = frozenset()
     named_set: tuple[str, ...] = ()
     set_name: str | None = None
+    set_by_source: bool = False
+    set_loose: bool = False
+    unnamed: bool = False
+    kind_noun: str | None = None
+    kind_set: tuple[str, ...] = ()
+    kind_label: str | None = None
     others_of: tuple[str, ...] = ()
     other_name: tuple[str, ...] = ()
     period: DateSpan | None = None

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from hybrid_rag import HybridRAG
+from hybrid_rag.ask.linking import SubjectIndex
 
 PARTS = """
 @prefix pt: <http://example.org/parts#> .
@@ -385,13 +386,23 @@ def test_a_search_cut_at_the_time_budget_says_so_never_none(tmp_path: Path) -> N
 
 
 @contextmanager
-def _parts_store(folder: Path, sheets: dict[str, str]) -> Iterator[HybridRAG]:
-    """A store of spare-part sheets ("name / material / hazard / weight / maker")."""
-    (folder / "parts.ttl").write_text(PARTS)
-    for file, fields in sheets.items():
-        (folder / file).write_text(_text(*fields.split(" / ")))
+def _store(folder: Path, ontology: str, texts: dict[str, str]) -> Iterator[HybridRAG]:
+    """A store of the given files' texts under the given ontology's Turtle."""
+    (folder / "parts.ttl").write_text(ontology)
+    for file, text in texts.items():
+        (folder / file).write_text(text)
     with HybridRAG(folder / "s", ontology=folder / "parts.ttl", embedder="hashing") as r:
-        r.ingest_many([folder / f for f in sheets], raise_errors=True)
+        r.ingest_many([folder / f for f in texts], raise_errors=True)
+        yield r
+
+
+@contextmanager
+def _parts_store(
+    folder: Path, sheets: dict[str, str], ontology: str = PARTS
+) -> Iterator[HybridRAG]:
+    """A store of spare-part sheets ("name / material / hazard / weight / maker")."""
+    texts = {file: _text(*fields.split(" / ")) for file, fields in sheets.items()}
+    with _store(folder, ontology, texts) as r:
         yield r
 
 
@@ -425,3 +436,181 @@ def test_other_documents_than_those_named_hold_the_name_as_a_value(tmp_path: Pat
         # the named documents' own other properties are no set of other documents
         again = r.ask("Which other hazard classes does the Copper Wire CW-1 have?")
         assert "besides" not in (again.text or "")
+
+
+SOURCED = PARTS.replace(
+    'rdfs:label "Manufacturer" ; rdfs:domain pt:SparePart .',
+    'rdfs:label "Manufacturer" ; rdfs:domain pt:SparePart ;\n'
+    "    <http://hybrid-rag.org/ns#namesSource> true .",
+)
+
+
+def test_a_set_called_by_its_makers_name_holds_the_documents_it_makes(tmp_path: Path) -> None:
+    # "Orlen parts": the parts Orlen Works makes, whatever their names, and the one
+    # part named "Orlen" although another company makes it
+    sheets = {
+        "housing.txt": "Gear Housing GH-40 / Cast iron / Class 2B / 12.5 kg / Orlen Works",
+        "seat.txt": "Valve Seat VS-7 / Stainless steel / Class 2 / 0.4 kg / Orlen Works",
+        "bracket.txt": "Orlen Bracket OB-1 / Steel / Class 1 / 2.0 kg / Velmar",
+        "impeller.txt": "Pump Impeller PI-3 / Bronze / Class 2B / 3.2 kg / Tarvik AB",
+    }
+    with _parts_store(tmp_path, sheets, SOURCED) as r:
+        counted = r.ask("How many Orlen parts are on file?")
+        assert {f.doc_id for f in counted.facts} == {"housing", "seat", "bracket"}
+        assert counted.text is not None and "named 'orlen' or from 'orlen'" in counted.text
+        heavy = r.ask("Which Orlen parts have a weight above 1 kg?")
+        assert {f.doc_id for f in heavy.facts} == {"housing", "bracket"}
+        # a maker's name links no single part: a question about one part names the part
+        one = r.ask("What is the material of the Pump Impeller PI-3?")
+        assert {f.doc_id for f in one.facts} == {"impeller"}
+
+
+def test_a_makers_name_calls_a_set_but_links_no_document() -> None:
+    index = SubjectIndex([("a", ["Gear Housing GH-40"]), ("b", ["Valve Seat VS-7"])])
+    sourced = index.with_sources([("a", "Orlen Works"), ("b", "Orlen Works")])
+    assert sourced.supplied(["orlen"]) == ["a", "b"]
+    assert sourced.naming(["orlen"]) == []
+    assert sourced.link("What does Orlen Works make?") == []
+    assert sourced.restricted(["b"]).supplied(["orlen", "works"]) == ["b"]
+
+
+def test_a_hyphenated_code_matches_however_the_hyphens_are_spaced(tmp_path: Path) -> None:
+    # a phone number or a grade printed "1 - 417 - 30" on one sheet, "1-417-30" on another
+    sheets = {
+        "tight.txt": "Flange FL-1 / Steel 1-4301-22 / Not classified / 1.0 kg / Velmar",
+        "spaced.txt": "Flange FL-2 / Steel 1 - 4301 - 22 / Not classified / 1.2 kg / Velmar",
+        "other.txt": "Flange FL-3 / Steel 1-4404-22 / Not classified / 1.1 kg / Velmar",
+    }
+    with _parts_store(tmp_path, sheets) as r:
+        assert _members(r, "Which of our parts are made of steel 1-4301-22?") == {
+            "tight",
+            "spaced",
+        }
+
+
+def test_a_long_word_a_document_misspells_by_one_letter_still_matches(tmp_path: Path) -> None:
+    # sheets carry typos ("Polytetrafluorethylene"); short words one letter apart are
+    # different things ("chlorite" is no "chloride")
+    sheets = {
+        "seal-a.txt": "Seal SA-1 / Polytetrafluoroethylene / Not classified / 0.1 kg / Velmar",
+        "seal-b.txt": "Seal SB-2 / Polytetrafluorethylene / Not classified / 0.1 kg / Velmar",
+        "seal-c.txt": "Seal SC-3 / Polyethylene / Not classified / 0.1 kg / Velmar",
+        "pad-d.txt": "Pad PD-4 / Chlorite mineral / Not classified / 0.2 kg / Velmar",
+        "pad-e.txt": "Pad PE-5 / Chloride salt / Not classified / 0.2 kg / Velmar",
+    }
+    with _parts_store(tmp_path, sheets) as r:
+        assert _members(r, "Which of our parts are made of polytetrafluoroethylene?") == {
+            "seal-a",
+            "seal-b",
+        }
+        assert _members(r, "Which of our parts are made of chlorite?") == {"pad-d"}
+
+
+FORMS = PARTS + (
+    'pt:form a owl:DatatypeProperty ; rdfs:label "Form" ; rdfs:domain pt:SparePart ;\n'
+    "    <http://hybrid-rag.org/ns#namesKind> true .\n"
+)
+
+
+def test_a_set_called_by_a_kind_value_is_the_documents_of_that_kind(tmp_path: Path) -> None:
+    # "Which liquids ...": the documents whose form is liquid, not every document
+    sheets = {
+        "coolant.txt": ("Coolant CL-5", "Glycol", "Class 3", "5.0 kg", "Velmar", "Clear liquid"),
+        "grease.txt": ("Grease GR-2", "Lithium soap", "Class 3", "1.5 kg", "Velmar", "Paste"),
+        "oil.txt": ("Gear Oil GO-9", "Mineral oil", "Not classified", "0.8 kg", "Orlen", "Liquid"),
+        "block.txt": ("Brake Block BB-1", "Resin", "Class 3", "2.5 kg", "Orlen", "Solid"),
+    }
+    texts = {file: _text(*fields[:5]) + f"Form: {fields[5]}\n" for file, fields in sheets.items()}
+    with _store(tmp_path, FORMS, texts) as r:
+        heavy = r.ask("Which liquids have a weight above 1 kg?")
+        assert {f.doc_id for f in heavy.facts} == {"coolant"}
+        assert heavy.text is not None and "of the 2 spare parts whose form is liquid" in heavy.text
+        classed = r.ask("Which of our liquids are in Class 3?")
+        assert {f.doc_id for f in classed.facts} == {"coolant"}
+        every = r.ask("Which spare parts have a weight above 1 kg?")  # no kind: all of them
+        assert {f.doc_id for f in every.facts} == {"coolant", "grease", "block"}
+
+
+def test_a_table_row_full_of_numbers_still_states_its_name(tmp_path: Path) -> None:
+    # a composition row prints ranges and numbers around the name; British "sulphate"
+    # is the same word as "sulfate"
+    row = "Zinc Sulphate 5 - 7 % 7446 - 19 - 7 231 - 793 - 3 Eye Irrit. Cat 2 Skin Irrit. Cat 2"
+    sheets = {
+        "wash.txt": f"Wash Fluid WF-1 / {row} / Class 2 / 1.0 kg / Velmar",
+        "rinse.txt": "Rinse Fluid RF-2 / Zinc sulfate solution / Class 2 / 1.0 kg / Velmar",
+        "plain.txt": "Plain Fluid PF-3 / Water / Not classified / 1.0 kg / Velmar",
+    }
+    with _parts_store(tmp_path, sheets) as r:
+        assert _members(r, "Which of our fluids contain zinc sulfate?") == {"wash", "rinse"}
+
+
+def test_how_the_question_asks_is_no_word_a_value_must_print(rag: HybridRAG) -> None:
+    # "flagged": the question's verb; no value in scope prints it
+    assert _members(rag, "Which parts are flagged as nitrile rubber?") == {"seal-kit"}
+
+
+GRADED = PARTS + (
+    'pt:grade a owl:DatatypeProperty ; rdfs:label "Hazard grade" ; rdfs:domain pt:SparePart ;\n'
+    '    <http://hybrid-rag.org/ns#valueKind> "category" ;\n'
+    '    <http://www.w3.org/2004/02/skos/core#hiddenLabel> "oxidizer", "flammable" .\n'
+    'pt:storage a owl:DatatypeProperty ; rdfs:label "Storage" ; rdfs:domain pt:SparePart .\n'
+    'pt:carriage a owl:DatatypeProperty ; rdfs:label "Carriage class" ;\n'
+    "    rdfs:domain pt:SparePart ;\n"
+    '    <http://www.w3.org/2004/02/skos/core#hiddenLabel> "regulated for transport" .\n'
+    'pt:remark a owl:DatatypeProperty ; rdfs:label "Remark" ; rdfs:domain pt:SparePart .\n'
+)
+
+
+def test_a_category_named_bare_is_asked_of_the_category_values(tmp_path: Path) -> None:
+    # "oxidizers": what the hazard grades state, not every text that mentions oxidizers
+    sheets = {
+        "nitrate.txt": "Part name: Nitrate Pellet NP-1\nHazard grade: Oxidizing solid 2\n",
+        "wax.txt": "Part name: Wax Block WB-2\nHazard grade: Flammable solid 1\n"
+        "Storage: Keep away from strong oxidizers.\n",
+        "clamp.txt": "Part name: Clamp CL-3\nStorage: Store away from oxidizers and acids.\n",
+    }
+    with _store(tmp_path, GRADED, sheets) as r:
+        assert _members(r, "Which of our parts are oxidizers?") == {"nitrate"}
+        assert _members(r, "Which parts are flammable?") == {"wax"}
+
+
+def test_a_negated_label_value_is_read_in_its_own_property(tmp_path: Path) -> None:
+    # "not regulated for transport": the carriage class says so; a note that mentions
+    # transport and regulations elsewhere is no member
+    sheets = {
+        "free.txt": "Part name: Rubber Foot RF-1\nCarriage class: Not regulated\n",
+        "dangerous.txt": "Part name: Fuel Cell FC-2\nCarriage class: Class 3\n"
+        "Remark: Transport of this part is regulated by the carrier.\n",
+        "silent.txt": "Part name: Steel Pin SP-3\nRemark: Store dry.\n",
+    }
+    with _store(tmp_path, GRADED, sheets) as r:
+        assert _members(r, "Which parts are not regulated for transport?") == {"free"}
+
+
+def test_a_plural_noun_names_the_set_its_documents_names_hold(tmp_path: Path) -> None:
+    # "Which linings ...": the sheets named "... Lining ...", not every part above 1 kg
+    sheets = {
+        "lining-front.txt": "Brake Lining BL-1 / Resin / Class 2 / 1.4 kg / Velmar",
+        "lining-rear.txt": "Brake Lining BL-2 / Resin / Class 2 / 0.9 kg / Velmar",
+        "disc.txt": "Brake Disc BD-3 / Cast iron / Class 2 / 6.0 kg / Velmar",
+        "block.txt": "Damper Block DB-4 / Resin / Class 2 / 2.0 kg / Velmar",
+    }
+    with _parts_store(tmp_path, sheets) as r:
+        assert _members(r, "Which linings have a weight above 1 kg?") == {"lining-front"}
+        # a filter: the set's members first, then the others that state it, said apart
+        resin = r.ask("Which linings are made of resin?")
+        assert resin.text is not None
+        assert resin.text.startswith("2 of the 2 spare parts named 'lining' state")
+        assert "1 other spare part states it too: Damper Block DB-4" in resin.text
+
+
+def test_an_extreme_of_a_name_several_documents_share_is_among_them(tmp_path: Path) -> None:
+    sheets = {
+        "housing.txt": "Gear Housing GH-40 / Cast iron / Class 2B / 12.5 kg / Orlen Works",
+        "wheel.txt": "Gear Wheel GW-2 / Steel / Class 2 / 3.0 kg / Orlen Works",
+        "impeller.txt": "Pump Impeller PI-3 / Bronze / Class 2B / 20.0 kg / Tarvik AB",
+    }
+    with _parts_store(tmp_path, sheets) as r:
+        answer = r.ask("What is the highest weight of a gear part?")
+        assert {f.doc_id for f in answer.facts} == {"housing"}
+        assert answer.text is not None and "of the 2 spare parts named 'gear'" in answer.text

@@ -566,3 +566,26 @@ def test_a_summary_that_drops_what_the_graph_says_is_not_served(rag: HybridRAG) 
 
     with rag.override(llm=FunctionLLM(whole)):
         assert rag.ask(question).generation == "llm"
+
+
+def test_a_question_naming_none_of_many_documents_is_read_by_the_model() -> None:
+    # offline: which of twelve? The model may know the name ("glorbate" is d4's product);
+    # when it links none either, the question stays unanswered, never one document's
+    # passage for all
+    from hybrid_rag.ontology import load_ontology
+
+    index = SubjectIndex([(f"d{i}", [f"Examplon Solvent {i}0%"]) for i in range(1, 13)])
+    scope = ScopeView(tuple(index.doc_ids()), index, load_ontology("msds"), False, index)
+    question = "What is the flash point of glorbate?"
+    offline = OfflineRouter().route_sync(question, scope=scope)
+    assert offline.intent == "out_of_scope" and offline.unnamed
+
+    def reads(docs: list[str]) -> LLMRouter:
+        reply = {"intent": "lookup", "documents": docs, "properties": ["flashPoint"],
+                 "filter_terms": [], "reason": None, "standalone": None}  # fmt: skip
+        return LLMRouter(FunctionLLM(lambda _m: json.dumps(reply)))
+
+    linked = asyncio.run(reads(["d4"]).route(question, scope=scope))
+    assert [s.doc_id for s in linked.subjects] == ["d4"] and linked.intent == "lookup"
+    unlinked = asyncio.run(reads([]).route(question, scope=scope))
+    assert unlinked.intent == "out_of_scope" and unlinked.reason == offline.reason

@@ -532,3 +532,26 @@ def test_a_reading_label_finds_values_but_links_no_question() -> None:
 
     ex = extract_offline([Page(number=1, text="Feet: steel-capped boots\n")], ontology=o)
     assert {(f.prop, f.value) for f in ex.facts} >= {("footwear", "steel-capped boots")}
+
+
+def test_the_subjects_source_and_kind_properties() -> None:
+    # a maker's name calls a set of documents ("Velmar vehicles") without naming one;
+    # by the local name when the ontology marks its names, or by hr:namesSource
+    ttl = _PLAIN.replace(
+        "rdfs:domain ex:Vehicle ; rdfs:range xsd:string .",
+        "rdfs:domain ex:Vehicle ; rdfs:range xsd:string ; "
+        "<http://hybrid-rag.org/ns#namesSubject> true .",
+    ) + (
+        'ex:makerName a owl:DatatypeProperty ; rdfs:label "Built by" ; rdfs:domain ex:Vehicle .\n'
+        'ex:bodyType a owl:DatatypeProperty ; rdfs:label "Body" ; rdfs:domain ex:Vehicle ;\n'
+        "    <http://hybrid-rag.org/ns#namesKind> true .\n"
+    )
+    m = TurtleOntology.from_turtle(ttl).document_model()
+    assert m.naming == ("modelName",) and m.sources == ("makerName",)
+    assert m.kinds == ("bodyType",)
+    marked = ttl.replace(
+        'rdfs:label "Body" ;', 'rdfs:label "Body" ; <http://hybrid-rag.org/ns#namesSource> true ;'
+    )
+    assert TurtleOntology.from_turtle(marked).document_model().sources == ("bodyType",)
+    plain = TurtleOntology.from_turtle(_PLAIN).document_model()
+    assert plain.sources == () and plain.kinds == ()

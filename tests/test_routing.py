@@ -113,6 +113,8 @@ def spied(store: HybridRAG) -> Iterator[tuple[HybridRAG, list[str]]]:
         vectors=_Reads(store.vectors, calls),  # type: ignore[arg-type]
         catalog=store.catalog,
     ) as r:
+        r.ask("What is the flash point of Examplon Solvent 99%?")  # the names' index, once
+        calls.clear()  # (its sources' names are one graph read), then each question's own
         yield r, calls
 
 
@@ -418,3 +420,26 @@ RATIOS = SubjectIndex(
 )
 def test_numbers_link_as_the_name_prints_them(question: str, docs: list[str]) -> None:
     assert [m.doc_id for m in RATIOS.link(question)] == docs
+
+
+MANY = SubjectIndex([(f"d{i}", [f"Examplon Solvent {i}0%"]) for i in range(1, 13)])
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["What is the flash point?", "How is glorbate classified for transport?"],
+)
+def test_a_question_naming_none_of_many_documents_is_not_answered_from_one(
+    question: str,
+) -> None:
+    # which of the twelve? a passage of one would answer it for none of the others
+    scope = ScopeView(tuple(f"d{i}" for i in range(1, 13)), MANY, ONTOLOGY, False, MANY)
+    a = OfflineRouter().route_sync(question, scope=scope)
+    assert a.intent == "out_of_scope" and a.reason is not None
+    assert "names none of the 12 documents" in a.reason
+    named = OfflineRouter().route_sync(
+        "What is the flash point of Examplon Solvent 30%?", scope=scope
+    )
+    assert named.intent != "out_of_scope" and [s.doc_id for s in named.subjects] == ["d3"]
+    few = ScopeView(("d1", "d2"), MANY.restricted(["d1", "d2"]), ONTOLOGY, True, MANY)
+    assert OfflineRouter().route_sync("What is the flash point?", scope=few).subjects

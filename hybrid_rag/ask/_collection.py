@@ -37,12 +37,13 @@ from hybrid_rag.ask._phrasing import Composed, cite, clip, in_sentence, plural, 
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.grammar import Threshold
 from hybrid_rag.models import Fact
-from hybrid_rag.text import stem, tokens, word_key
+from hybrid_rag.text import participle, stem, tokens, word_key
 
 __all__ = ["MAX_CLAUSE", "SHOWN", "Valued", "asked_phrases", "collection_answer", "members"]
 
 MAX_CLAUSE = 14
-"""The most words a clause of a value may have to state what a filter asks."""
+"""The most words (numbers apart) a clause of a value may have to state what a filter
+asks."""
 SHOWN = 12
 """Members the answer's text names before "and N more" (``Answer.facts`` holds all)."""
 
@@ -107,9 +108,13 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
     asked = {p.name for p in a.properties}
     own = [f for f in stated if f.predicate in asked]
     strict = [_best_phrase(a, own, loose=False, own=True)] if own else []
+    if strict and not strict[0][0][0]:  # only its labels' words: "not regulated" (UN number)
+        strict = [_best_phrase(a, own, loose=False)]
     strict.append(_best_phrase(a, stated, loose=False))
-    size, found = max(strict, key=lambda r: r[0])  # the first of equals: the asked properties
-    found = found if size else _best_phrase(a, stated, loose=True)[1]
+    score, found = max(strict, key=lambda r: r[0][0])  # the first of equals: the asked ones
+    if own and not score[1] and strict[0][0][0]:  # only label words ("not regulated ...
+        score, found = strict[0]  # for transport"): the asked property says where to look
+    found = found if score[0] else _best_phrase(a, stated, loose=True)[1]
     if not found and own:  # "whose primary DOT hazard class is 6.1": the asked value's code
         found = _coded(a, own)
     return _with_every_code(a, found, stated)
@@ -192,7 +197,8 @@ def _required(
     if loose:  # only the words that say what the value is; two at least
         kept = [k for k, s in keys.items() if s not in a.vocabulary]
         return None if whole or len(kept) < 2 else kept
-    missing = [s for k, s in keys.items() if k not in printed]
+    asking = {word_key(w) for w in words if participle(w)}  # "declared", "listed"
+    missing = [s for k, s in keys.items() if k not in printed and (whole or k not in asking)]
     if missing and (whole or len(missing) > 1 or missing[0] not in a.vocabulary):
         return None
     return [k for k in keys if k in printed]
@@ -203,10 +209,13 @@ _NEGATION = re.compile(r"\b(?:not|no|non|none|never|neither|nor)\b", re.I)
 
 def _best_phrase(
     a: QuestionAnalysis, pool: Sequence[V], *, loose: bool, own: bool = False
-) -> tuple[int, list[V]]:
-    """The members of the phrase with the most required words, and that size. Among the
-    asked properties' own values (``own``) the words of their labels say which property,
-    not what its value holds ("the signal word Warning": the value "Warning")."""
+) -> tuple[tuple[int, int], list[V]]:
+    """The members of the phrase with the most required words, and its score: how many
+    (codes count twice), then how many of them are no word of the ontology's labels
+    (``members`` prefers the asked property's own values when none is: "not regulated
+    for transport"). Among the asked properties' own values (``own``) the words of their
+    labels say which property, not what its value holds ("the signal word Warning": the
+    value "Warning")."""
     asks_negation = _NEGATION.search(a.question) is not None
     clauses = [
         (f, c, have)
@@ -215,16 +224,24 @@ def _best_phrase(
         if asks_negation or not _NEGATION.search(c)  # "Marine pollutant: No" is no member
     ]
     printed = {w for _f, _c, have in clauses for w in have}
-    best: list[V] = []
-    most = 0
     ignore = a.kind_words | a.named_words if own else a.kind_words
-    for words, whole in asked_phrases(a, ignore):
+    phrases = asked_phrases(a, ignore)
+    misspelt = _misspelt([w for words, _ in phrases for w in words], clauses)
+    if misspelt:  # "Mutegenicity" printed for "mutagenicity": the asked word's key
+        clauses = [(f, c, have | {misspelt[k] for k in have & misspelt.keys()})
+                   for f, c, have in clauses]  # fmt: skip
+        printed |= set(misspelt.values())
+    best: list[V] = []
+    most = (0, 0)
+    for words, whole in phrases:
         if not selective(words):
             continue
         need = _required(a, words, whole, printed, loose=loose)
         codes = [code_pattern(w) for w in words if code(w)]
         size = len(need or ()) + 2 * len(codes)  # a code is the more precise word
-        if need is None or not size or size <= most:
+        labels = {word_key(w) for w in words if not code(w) and stem(w) in a.vocabulary}
+        score = (size, len(set(need or ()) - labels) + 2 * len(codes))
+        if need is None or not size or size <= most[0]:
             continue
         hits = [
             f
@@ -232,8 +249,42 @@ def _best_phrase(
             if all(k in have for k in need) and all(p.search(c) for p in codes)
         ]
         if hits:
-            best, most = list({id(f): f for f in hits}.values()), size
+            best, most = list({id(f): f for f in hits}.values()), score
     return most, best
+
+
+MISSPELT_LETTERS = 10
+"""The shortest word a value may misspell by one letter and still say it: long words only
+("mutegenicity" is "mutagenicity"; "chlorite" stays apart from "chloride")."""
+
+
+def _misspelt(
+    asked: Sequence[str], clauses: Sequence[tuple[object, str, frozenset[str]]]
+) -> dict[str, str]:
+    """``{key of a printed word: key of the asked word it misspells}`` for the asked
+    words of ``MISSPELT_LETTERS`` letters or more: a printed word one letter off
+    (changed, added or dropped), of the same first two letters, that is no word the
+    question asks itself."""
+    wanted = {w for w in asked if len(w) >= MISSPELT_LETTERS and w.isalpha()}
+    if not wanted:
+        return {}
+    seen = {t for _f, c, _h in clauses for t in tokens(c) if len(t) >= MISSPELT_LETTERS - 1}
+    out: dict[str, str] = {}
+    for w in wanted:
+        for t in seen:
+            if t[:2] == w[:2] and t not in wanted and _one_letter_off(t, w):
+                out[word_key(t)] = word_key(w)
+    return out
+
+
+def _one_letter_off(a: str, b: str) -> bool:
+    """Whether ``a`` becomes ``b`` by changing, adding or dropping one letter."""
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b, strict=True)) == 1
+    short, long_ = sorted((a, b), key=len)
+    if len(long_) - len(short) != 1:
+        return False
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
 
 
 def _typed_members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
@@ -311,11 +362,12 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
         per_doc.setdefault(f.doc_id, []).append(f)
     n = len(per_doc)
     noun = a.noun if n == 1 else plural(a.noun)
+    if a.set_loose and per_doc and collection_phrases(a.question, a.kind_words):
+        return _loose_answer(a, per_doc, limit)
     if not per_doc:
-        where = f"of the {len(a.named_set)} {plural(a.noun)} named '{a.set_name}'"
         text = (
-            f"None {where} states {_what(a)}."
-            if a.named_set
+            f"None {_among(a)} states {_what(a)}."
+            if a.named_set or a.kind_label
             else f"No other {a.noun} in scope states {_what(a)}{_besides(a)}."
             if a.others_of
             else f"No {a.noun} in scope states {_what(a)}."
@@ -329,18 +381,59 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
         word = _EXTREMES[(a.intent, facts[0].unit == "date")]
         label = in_sentence(facts[0].predicate_label)
         head = f"The {word} {label} any {a.noun} states"
+        head = f"The {word} {label} {_among(a)}" if a.kind_label or a.named_set else head
         text = f"{head}: {items}{more}."
     elif a.named_set and not collection_phrases(a.question, a.kind_words) and not a.threshold:
-        text = f"{n} {noun} {'is' if n == 1 else 'are'} named '{a.set_name}': {items}{more}."
-    elif a.named_set:
-        among = f"of the {len(a.named_set)} {plural(a.noun)} named '{a.set_name}'"
-        text = f"{n} {among} {verb} {_what(a, facts)}: {items}{more}."
+        text = f"{n} {noun} {'is' if n == 1 else 'are'} {_called(a)}: {items}{more}."
+    elif a.named_set or a.kind_label:
+        text = f"{n} {_among(a)} {verb} {_what(a, facts)}: {items}{more}."
     elif a.others_of:
         text = f"{n} other {noun} {verb} {_what(a, facts)}{_besides(a)}: {items}{more}."
     else:
         text = f"{n} {noun} {verb} {_what(a, facts)}: {items}{more}."
     cites = tuple(fs[0].evidence for _d, fs in per_doc.items())
     return Composed(clip(text, limit), cites, True, False)
+
+
+def _loose_answer(a: QuestionAnalysis, per_doc: dict[str, list[Fact]], limit: int) -> Composed:
+    """The members the set's noun calls ("the 8 sheets named 'cleaner'") first, then the
+    other documents that state it too, said apart: names are a guess of what is one."""
+    inside = {d: fs for d, fs in per_doc.items() if d in a.named_set}
+    outside = {d: fs for d, fs in per_doc.items() if d not in a.named_set}
+    what, n_in = _what(a, next(iter(per_doc.values()))), len(inside)
+    if inside:
+        text = f"{n_in} {_among(a)} {'states' if n_in == 1 else 'state'} {what}: {_listed(inside)}."
+    else:
+        text = f"None {_among(a)} states {what}."
+    if outside:
+        n_out = len(outside)
+        others = f"{n_out} other {a.noun if n_out == 1 else plural(a.noun)}"
+        text += f" {others} {'states' if n_out == 1 else 'state'} it too: {_listed(outside)}."
+    cites = tuple(fs[0].evidence for fs in per_doc.values())
+    return Composed(clip(text, limit), cites, True, False)
+
+
+def _listed(per_doc: dict[str, list[Fact]]) -> str:
+    """The first ``SHOWN`` members and how many more."""
+    shown = list(per_doc.values())[:SHOWN]
+    more = f"; and {len(per_doc) - len(shown)} more" if len(per_doc) > len(shown) else ""
+    return "; ".join(_member(fs) for fs in shown) + more
+
+
+def _among(a: QuestionAnalysis) -> str:
+    """ "of the 12 sheets named 'zinc'", "of the 173 sheets whose physical state is
+    liquid": the set the question is asked of."""
+    if a.named_set:
+        return f"of the {len(a.named_set)} {plural(a.noun)} {_called(a)}"
+    kind = f"whose {in_sentence(a.kind_label or '')} is {a.kind_noun}"
+    return f"of the {len(a.kind_set)} {plural(a.noun)} {kind}"
+
+
+def _called(a: QuestionAnalysis) -> str:
+    """How the named set's members are called: "named 'zinc'", or "named 'libman' or
+    from 'libman'" when some are in it by their supplier's (source's) name."""
+    named = f"named '{a.set_name}'"
+    return f"{named} or from '{a.set_name}'" if a.set_by_source else named
 
 
 def _besides(a: QuestionAnalysis) -> str:
@@ -356,7 +449,7 @@ def _per_value(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Compos
     """Each named document's value of the asked property, grouped when equal ("UN1170
     on 9 sheets: ...; UN1987 on 2 sheets: ..."), and how many state none."""
     label = in_sentence(a.properties[0].label) if a.properties else "value"
-    among = f"the {len(a.named_set)} {plural(a.noun)} named '{a.set_name}'"
+    among = f"the {len(a.named_set)} {plural(a.noun)} {_called(a)}"
     first: dict[str, Fact] = {}
     for f in facts:
         if f.status == "stated":
@@ -434,11 +527,13 @@ def _clauses(value: str) -> list[str]:
 
 @lru_cache(maxsize=65536)
 def _read(value: str) -> tuple[tuple[str, frozenset[str]], ...]:
-    """A value's short clauses with their word keys (values repeat across documents)."""
+    """A value's short clauses with their word keys (values repeat across documents).
+    Numbers do not make a clause long: a table row ("Sodium Laureth Sulfate 5-7%
+    9004-82-4 252-104-2 Eye Irritation Cat 2") is short in words."""
     out = []
     for c in _CLAUSE.split(value):
         toks = tokens(c) if c else []
-        if toks and len(toks) <= MAX_CLAUSE:
+        if toks and sum(1 for t in toks if not t[:1].isdigit()) <= MAX_CLAUSE:
             out.append((c, frozenset(word_key(t) for t in toks)))
     return tuple(out)
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from hybrid_rag.text import STOPWORDS, stem, tokens
+from hybrid_rag.text import STOPWORDS, participle, stem, tokens
 
 __all__ = [
     "capitalised",
@@ -216,20 +216,22 @@ def search_roots(
         if not selective(words):
             continue
         plain = sorted((w for w in words if not code(w)), key=len, reverse=True)
-        own = [w for w in plain if stem(w) not in vocabulary]
+        own = [w for w in plain if stem(w) not in vocabulary and not participle(w)]
         codes = [(w, r) for w in filter(code, words) if (r := _code_root(w, alone=not plain))]
         strong = any(identifier(w) or len(r) >= 4 for w, r in codes)
         roots = [] if strong else [stem(w) for w in (own[:1] or plain[:2])]
         roots += [r for _w, r in codes]
+        roots += [r.replace("sulf", "sulph") for r in roots if "sulf" in r]  # "sulphate"
         out += [r for r in roots if r and r not in out]
     return tuple(out)
 
 
 def _code_root(word: str, *, alone: bool) -> str:
     """What every value printing a code holds: the code itself when it is digits and
-    separators ("5.1", "50-00-0"), else its longest run of digits ("UN 3265" is
-    "UN3265"); a single digit only ``alone`` (no word beside it), else ``""``."""
-    if re.fullmatch(r"[\d.,/-]+", word):
+    separators ("5.1", "3/4"), else its longest run of digits ("UN 3265" is "UN3265";
+    "1 - 417 - 725 - 2691" prints "1-417-725-2691", "50 - 00 - 0" "50-00-0"); a single
+    digit only ``alone`` (no word beside it), else ``""``."""
+    if re.fullmatch(r"[\d.,/]+", word):
         return word if len(word) >= 2 or alone else ""
     digits = max(re.findall(r"\d+", word), key=len)
     return digits if len(digits) >= 2 or alone else ""
@@ -259,11 +261,14 @@ def identifier(word: str) -> bool:
 def code_pattern(word: str) -> re.Pattern[str]:
     """A code as any clause may print it, whole: a space or hyphen may come between its
     letters and digits ("UN 3265"), digits keep their own separators ("5.1" is not "51",
-    "50-00-0" not "50000"), and "1" is not the "1" of "1B" or "1.5"."""
+    "50-00-0" not "50000"; spaces may stand around a hyphen: "1 - 417 - 725"), and "1" is
+    not the "1" of "1B" or "1.5"."""
     parts = re.findall(r"[a-z]+|\d+|[^a-z\d]+", word.lower())
     body = ""
     for prev, part in zip(["", *parts], parts, strict=False):
-        if not part[0].isalnum():
+        if part == "-":
+            body += r"\s*-\s*"
+        elif not part[0].isalnum():
             body += re.escape(part)
         else:
             body += (r"[\s-]?" if prev and prev[0].isalnum() else "") + re.escape(part)

@@ -13,11 +13,21 @@ from hybrid_rag.ask.linking import SubjectIndex, SubjectMatch
 from hybrid_rag.text import tokens
 from hybrid_rag.types import Ontology, OntologyMatching, PropertyDef
 
-__all__ = ["NamedSet", "named_set", "period_of", "set_cue", "shared_name"]
+__all__ = [
+    "NamedSet",
+    "named_set",
+    "namesakes",
+    "noun_set",
+    "period_of",
+    "set_cue",
+    "set_noun",
+    "shared_name",
+]
 
 NamedSet = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 """``(name words, kind words, documents)``: the set's name as asked ("zinc"), the words
-that say what kind its members are ("compounds"), the documents whose names hold it."""
+that say what kind its members are ("compounds"), the documents whose names, or whose
+sources' names (a supplier's: ``SubjectIndex.supplied``), hold it."""
 
 
 _SET_CUE = re.compile(
@@ -59,11 +69,59 @@ def named_set(question: str, index: SubjectIndex, kinds: frozenset[str]) -> Name
         name = toks[:i]
         if any(generic(t) or t in kinds for t in name):
             continue
-        docs = index.naming(name)
+        docs = _called(index, name)
         if len(docs) >= 2:
             kind = toks[i : head + 1] + _apposition(m.group(1), toks[head])
             return tuple(name), tuple(kind), tuple(docs)
-    return None
+    return _named_by_noun(toks, index, kinds)
+
+
+def _named_by_noun(
+    toks: Sequence[str], index: SubjectIndex, kinds: frozenset[str]
+) -> NamedSet | None:
+    """The set a plural noun alone calls, when two or more documents' names hold it
+    ("Which acids ...?": the sheets named "... Acid ..."; not "products", a kind word)."""
+    if not toks or not _plural(toks[0], kinds) or toks[0] in kinds or toks[0][:-1] in kinds:
+        return None
+    docs = _called(index, toks[:1])
+    return ((toks[0][:-1],), (toks[0],), tuple(docs)) if len(docs) >= 2 else None
+
+
+def noun_set(named: NamedSet) -> bool:
+    """Whether a set is one a plural noun alone calls ("acids": ``_named_by_noun``)."""
+    name, kind, _docs = named
+    return len(name) == 1 and kind == (name[0] + "s",)
+
+
+def namesakes(
+    question: str, subjects: Sequence[SubjectMatch], index: SubjectIndex
+) -> NamedSet | None:
+    """The documents whose names hold the one name the question gives, when two or more
+    do ("the most recently revised sodium hydroxide sheet": which of the sheets named
+    so); ``None`` for no name, two names, or a name one document has."""
+    if len({m.matched for m in subjects}) != 1:
+        return None
+    said = subjects[0].matched
+    words = [t for t in dict.fromkeys(tokens(question)) if t in said]
+    docs = _called(index, words)
+    return (tuple(words), (), tuple(docs)) if len(docs) >= 2 else None
+
+
+def set_noun(question: str, kinds: frozenset[str]) -> str | None:
+    """The plural noun a collection question's set opens with, or that follows "of our"
+    ("liquids" of "Which liquids have a density under 0.7?" and of "the lowest flash
+    point of our liquids"), when it is no kind word of the ontology (not "products",
+    "sheets"); ``None`` otherwise."""
+    m = _AMONG.match(question) or _SET_CUE.match(main_clause(question))
+    ours = _OF_OURS.search(question)
+    text = m.group(1) if m is not None else ours.group(1) if ours is not None else ""
+    toks = [t for t in tokens(text)[:4] if not generic(t)]
+    if not toks or not _plural(toks[0], kinds) or toks[0] in kinds or toks[0][:-1] in kinds:
+        return None
+    return toks[0]
+
+
+_OF_OURS = re.compile(r"\b(?:of|among)\s+(?:our|my|all\s+(?:our|my|the))\s+(\w+)", re.I)
 
 
 def shared_name(question: str, index: SubjectIndex, skip: frozenset[str]) -> NamedSet | None:
@@ -82,13 +140,19 @@ def shared_name(question: str, index: SubjectIndex, skip: frozenset[str]) -> Nam
             runs[-1].append(t)
     spans = [r[i:j] for r in runs for i in range(len(r)) for j in range(i + 1, len(r) + 1)]
     for span in sorted(spans, key=len, reverse=True):
-        docs = index.naming(span)
+        docs = _called(index, span)
         if not docs:
             continue
         if len(docs) < 2 or _other_name(question, skip | set(span)):
             return None
         return tuple(span), (), tuple(docs)
     return None
+
+
+def _called(index: SubjectIndex, name: Sequence[str]) -> list[str]:
+    """The documents whose names hold ``name``, then those whose source's name does."""
+    named = index.naming(name)
+    return [*named, *(d for d in index.supplied(name) if d not in named)]
 
 
 def _other_name(question: str, skip: frozenset[str]) -> bool:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from hybrid_rag.ontology import normalize_label
-from hybrid_rag.text import STOPWORDS, tokens
+from hybrid_rag.text import STOPWORDS, participle, tokens
 from hybrid_rag.types import Ontology, PropertyDef
 
 __all__ = ["by_verb_noun"]
@@ -39,7 +39,7 @@ def by_verb_noun(
     if any(p.kind == "datatype" for p in props):
         return props
     held = {s for p in props for label in _naming_labels(p) for s in normalize_label(label)}
-    words = [t for t in tokens(asked) if t.isalpha() and _participle(t)]
+    words = [t for t in tokens(asked) if t.isalpha() and participle(t)]
     words = [w for w in words if not set(normalize_label(w)) <= held]
     if not words:
         return props
@@ -67,10 +67,6 @@ def _has_label(prop: PropertyDef, want: list[str]) -> bool:
     """Whether one of the property's labels is ``want`` as a whole (not a longer label
     holding it: "classification" names no "classification code")."""
     return any(normalize_label(label) == want for label in prop.labels)
-
-
-def _participle(word: str) -> bool:
-    return word.endswith("ed") and len(word) > 5
 
 
 def _nouns(word: str) -> list[str]:

@@ -16,7 +16,15 @@ from hybrid_rag.ask._collection_words import (
     over_others,
     sets,
 )
-from hybrid_rag.ask._sets import named_set, period_of, set_cue, shared_name
+from hybrid_rag.ask._sets import (
+    named_set,
+    namesakes,
+    noun_set,
+    period_of,
+    set_cue,
+    set_noun,
+    shared_name,
+)
 from hybrid_rag.ask._verbs import by_verb_noun
 from hybrid_rag.ask._wh import by_question_word
 from hybrid_rag.ask.grammar import (
@@ -90,7 +98,11 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     start = norm(main_clause(question))  # how the question starts, past a lead-in
     props = by_question_word(asked, start, props, ontology, match_properties)
     props = by_verb_noun(asked, props, ontology, match_properties)
-    if not props and not subjects and _RECENCY.search(text):
+    if (
+        not props
+        and _RECENCY.search(text)
+        and (not subjects or namesakes(question, subjects, index))
+    ):
         props = _dating(ontology)  # "the most recent invoice": by the document's own date
     terms = _filter_terms(question)
     said: str | None = None
@@ -123,6 +135,12 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     polar = (intent in ("min", "max", "same") or category is not None) and is_polar(question)
     kinds = _kind_words(ontology) - capitalised(question)  # "the signal word Danger": a value
     named = named_set(question, index, kinds) if set_cue(question, subjects) else None
+    if named is None and intent == "lookup" and _extreme(question, props, ontology):
+        named = (  # "the newest sodium hydroxide sheet", "the newest Libman sheet"
+            namesakes(question, subjects, index)
+            if subjects
+            else shared_name(question, index, kinds | _named_words(props, ontology))
+        )
     noun = document_model(ontology).document_noun
     others = _others_of(question, subjects, noun)
     if not others[0] and not subjects and over_others(question, noun):
@@ -168,6 +186,9 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         named_set=named[2] if named is not None else (),
         period=period,
         set_name=" ".join(named[0]) if named is not None else None,
+        set_by_source=named is not None and len(index.naming(named[0])) < len(named[2]),
+        set_loose=bool(named and noun_set(named)) and intent == "filter" and not (limit or period),
+        kind_noun=set_noun(question, kinds | {noun}) if collection and named is None else None,
         others_of=others[0] if collection else (),
         other_name=others[1] if collection else (),
         other_items=_other_items(props, ontology) if intent == "procedure" else frozenset(),
@@ -258,10 +279,14 @@ def _collective(
         return True
     if subjects:
         return False
-    typed = _typed(props, ontology)
-    return collection_question(clause) or (
-        bool(typed) and re.search(_EXTREME, clause, re.I) is not None
-    )
+    return collection_question(clause) or _extreme(question, props, ontology)
+
+
+def _extreme(question: str, props: Sequence[PropertyDef], ontology: Ontology) -> bool:
+    """Whether the question asks an extreme of a typed quantity or date ("the highest
+    ...", "the most recently revised ...")."""
+    clause = main_clause(question)
+    return bool(_typed(props, ontology)) and re.search(_EXTREME, clause, re.I) is not None
 
 
 def _names_property(words: Sequence[str], ontology: Ontology) -> bool:
@@ -300,12 +325,26 @@ _TYPED_KINDS = frozenset(["number", "date", "temperature", "range"])
 
 
 def _named_words(props: Sequence[PropertyDef], ontology: Ontology) -> frozenset[str]:
-    """Tokens of the asked properties' labels and search-only labels."""
-    search = ontology.search_labels if isinstance(ontology, OntologyMatching) else None
+    """Tokens of the asked properties' labels and search-only labels; not the words a
+    category property's search-only labels give its categories by ("oxidizer" of the
+    GHS classes): those are what its values state."""
+    if not isinstance(ontology, OntologyMatching):
+        return frozenset(t for p in props for label in p.labels for t in tokens(label))
     words = {t for p in props for label in p.labels for t in tokens(label)}
-    if search is not None:
-        words |= {t for p in props for label in search(p.name) for t in tokens(label)}
+    for p in props:
+        search = {t for label in ontology.search_labels(p.name) for t in tokens(label)}
+        if ontology.value_kind(p.name) == "category":
+            search -= set(_category_words(p, ontology))
+        words |= search
     return frozenset(words)
+
+
+def _category_words(p: PropertyDef, ontology: OntologyMatching) -> frozenset[str]:
+    """The words of a category property's search-only labels that share no word with
+    its displayed ones: the names of its categories ("flammable", "oxidizer")."""
+    names = [normalize_label(lab) for lab in (*p.labels, *ontology.search_labels(p.name))]
+    shown = {t for lab in p.labels for t in normalize_label(lab)}
+    return frozenset({t for n in names if not set(n) & shown for t in n} - STOPWORDS)
 
 
 def _patterns(props: Sequence[PropertyDef], ontology: Ontology) -> tuple[tuple[str, str], ...]:
@@ -407,9 +446,7 @@ def _category_test(asked: str, ontology: Ontology) -> tuple[PropertyDef, tuple[s
         names = [normalize_label(lab) for lab in (*p.labels, *ontology.search_labels(p.name))]
         if not any(n and in_row(said, n) for n in names):
             continue
-        # a search-only label sharing no word with the displayed ones names a category
-        shown = {t for lab in p.labels for t in normalize_label(lab)}
-        vocab = {t for n in names if not set(n) & shown for t in n} - STOPWORDS
+        vocab = _category_words(p, ontology)  # a search-only label names a category
         terms = tuple(w for w in tokens(asked) if set(normalize_label(w)) & vocab)
         if terms:
             return p, terms

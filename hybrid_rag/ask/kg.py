@@ -28,7 +28,7 @@ from hybrid_rag.ontology import document_model
 from hybrid_rag.protocols import BoundedQueries, GraphStore, LLMProvider, Ontology, PropertyDef
 from hybrid_rag.rdf import SparqlResult, Term, iri, literal
 from hybrid_rag.sparql import check_structure, validate_query
-from hybrid_rag.text import STOPWORDS, tokens
+from hybrid_rag.text import STOPWORDS, tokens, word_key
 
 MAX_GENERATED_ROWS = 1000
 """The most rows an LLM-written query may return (its LIMIT is added or lowered)."""
@@ -38,7 +38,9 @@ __all__ = [
     "KGResult",
     "check_generated",
     "fact_query",
+    "of_kind",
     "run_kg_chain",
+    "source_names",
     "worked_examples",
 ]
 
@@ -141,8 +143,10 @@ async def run_kg_chain(
     template = _template(analysis)
     if analysis.collection and analysis.others_of:  # "which other products ...?"
         scope = [d for d in scope if d not in analysis.others_of]
-    if analysis.collection and analysis.named_set:  # "How many zinc compounds ...?"
-        scope = [d for d in analysis.named_set if d in scope]
+    if analysis.collection and analysis.kind_label:  # "Which liquids ...?"
+        scope = [d for d in scope if d in analysis.kind_set]
+    if analysis.collection and analysis.named_set and not (analysis.set_loose and template):
+        scope = [d for d in analysis.named_set if d in scope]  # "How many zinc compounds?"
         template = template or _naming_template(ontology)
     if template is not None and analysis.collection:  # precision first: members only
         await _collect(template, "template", analysis, graph=graph, scope=scope,
@@ -228,6 +232,51 @@ def _asked_values(a: QuestionAnalysis) -> str | None:
     if bounded or not a.properties or not question_codes(a.question):
         return None
     return fact_query([p.iri for p in a.properties], lean=True)
+
+
+SOURCE_NAME_CHARS = 80
+"""The longest value read as a source's name: a longer one is a sentence that mentions it."""
+
+
+def source_names(
+    graph: GraphStore, ontology: Ontology, doc_ids: Sequence[str]
+) -> list[tuple[str, str]]:
+    """``(doc_id, name)`` for every stated value of the ontology's source properties
+    (``DocumentModel.sources``: a product's supplier) in ``doc_ids``: one query."""
+    wanted = set(document_model(ontology).sources)
+    iris = [p.iri for p in ontology.properties() if p.name in wanted]
+    if not iris or not doc_ids:
+        return []
+    rows = graph.query(fact_query(iris, lean=True), scope=list(doc_ids)).rows
+    stored = [v for row in rows if (v := _stored_value(row)) is not None]
+    return [
+        (v.doc_id, v.value)
+        for v in stored
+        if v.status == "stated" and len(v.value) <= SOURCE_NAME_CHARS
+    ]
+
+
+def of_kind(
+    graph: GraphStore, ontology: Ontology, doc_ids: Sequence[str], noun: str
+) -> tuple[list[str], str, str] | None:
+    """``(documents, property label, word)``: the documents whose kind property
+    (``DocumentModel.kinds``: a physical state) states a value with ``noun`` ("liquids":
+    "Liquid", "Clear liquid"), that property's label and the word as the first such
+    value prints it (lower case); ``None`` when no document's value holds it (the noun
+    is then no kind: "cleaners")."""
+    wanted = set(document_model(ontology).kinds)
+    props = [p for p in ontology.properties() if p.name in wanted]
+    if not props or not doc_ids:
+        return None
+    key = word_key(noun)
+    rows = graph.query(fact_query([p.iri for p in props], lean=True), scope=list(doc_ids)).rows
+    stored = [v for row in rows if (v := _stored_value(row)) is not None]
+    hits = [v for v in stored if v.status == "stated" and key in map(word_key, tokens(v.value))]
+    if not hits:
+        return None
+    label = next(p.label for p in props if p.name == hits[0].predicate)
+    word = next(t for t in tokens(hits[0].value) if word_key(t) == key)
+    return list(dict.fromkeys(v.doc_id for v in hits)), label, word
 
 
 def _naming_template(ontology: Ontology) -> str | None:

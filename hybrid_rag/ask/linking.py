@@ -52,6 +52,7 @@ class SubjectIndex:
             if label and (toks := _label_tokens(label))
         ]
         self._min = min_coverage
+        self._sources: list[_Label] = []
         df = Counter(t for doc in _by_doc(self._labels).values() for t in doc)
         n = max(1, len(_by_doc(self._labels)))
         self._idf = {t: math.log(1 + n / c) for t, c in df.items()}
@@ -61,7 +62,24 @@ class SubjectIndex:
         keep = set(doc_ids)
         out = SubjectIndex((), min_coverage=self._min)
         out._labels = [lab for lab in self._labels if lab.doc_id in keep]
+        out._sources = [lab for lab in self._sources if lab.doc_id in keep]
         out._idf = self._idf
+        return out
+
+    def with_sources(self, names: Iterable[tuple[str, str]]) -> SubjectIndex:
+        """The same index with the names of each document's source (its maker, supplier
+        or issuer), as ``(doc_id, name)`` pairs: they call a set of documents ("Libman
+        products": ``supplied``) but link no document to a question."""
+        out = SubjectIndex((), min_coverage=self._min)
+        out._labels, out._idf = self._labels, self._idf
+        out._sources = [
+            *self._sources,
+            *(
+                _Label(doc, name, toks, tuple(t for t in tokens(name) if t not in STOPWORDS))
+                for doc, name in names
+                if name and (toks := _label_tokens(name))
+            ),
+        ]
         return out
 
     def with_names(self, names: Iterable[tuple[str, str]]) -> SubjectIndex:
@@ -72,7 +90,7 @@ class SubjectIndex:
             for doc, name in names
             if name and (toks := _label_tokens(name))
         ]
-        out._labels = [*self._labels, *extra]
+        out._labels, out._sources = [*self._labels, *extra], self._sources
         out._idf = {**{t: self._idf.get(t, 1.0) for e in extra for t in e.toks}, **self._idf}
         return out
 
@@ -124,6 +142,15 @@ class SubjectIndex:
             if in_row(tuple(map(_singular, lab.order)), want):
                 found[lab.doc_id] = None
         return list(found)
+
+    def supplied(self, words: Sequence[str]) -> list[str]:
+        """Documents whose source's name (``with_sources``) holds ``words`` in a row,
+        plurals as singulars, in index order."""
+        want = tuple(_singular(w) for w in words if w not in STOPWORDS)
+        if not want:
+            return []
+        found = (s.doc_id for s in self._sources if in_row(tuple(map(_singular, s.order)), want))
+        return list(dict.fromkeys(found))
 
     def link(self, question: str) -> list[SubjectMatch]:
         """Documents whose product the question names, best first."""

@@ -3,7 +3,8 @@
 ``LLMRouter`` runs its ``fallback`` (the offline router) first. When that analysis is
 confident, no model is called (the template fast path):
 
-* the question is unsafe or out of scope, or
+* the question is unsafe or out of scope (not because it names none of many
+  documents: the model may know a name the rules do not), or
 * it links at least one document's subject and names a property or has a clear intent
   (``min``/``max``/``filter``/``same``/``procedure``).
 
@@ -173,7 +174,7 @@ class LLMRouter:
         notes why (``Answer.errors``, ``chain="routing"``).
         """
         first = await self._fallback.route(question, scope=scope, history=history)
-        if is_confident(first) and not _unlinked_name(question, first, scope):
+        if is_confident(first) and not first.unnamed and not _unlinked_name(question, first, scope):
             return first
         budget = _budget.current()
         if budget is not None and not budget.take_call(reserve=1):
@@ -270,6 +271,8 @@ def _analysis(
         return QuestionAnalysis(question, (), (), r.intent, reason=reason)
     inside = set(scope.doc_ids)
     docs = [d for d in dict.fromkeys(r.documents) if d in inside]
+    if first.unnamed and not docs:  # still none of the many: no one document answers
+        return first
     subjects = tuple(
         SubjectMatch(d, scope.subjects.label_of(d) or d, 1.0, frozenset()) for d in docs
     )

@@ -15,7 +15,10 @@ No model, no I/O. The order of decisions:
      Glorbium Nitrate": ``missing`` names it).
 3. Otherwise the linguistic analysis (``analyse``): products,
    properties, intent. A question scoped with ``docs=`` that names no product is about
-   the scoped documents (up to ``SCOPE_AS_SUBJECT`` of them).
+   the scoped documents (up to ``SCOPE_AS_SUBJECT`` of them). One that names no product,
+   asks no question over the collection and sees more documents than that is not
+   answered from one document's passage ("How is calomel classified for transport?" over
+   434 sheets, none named so): the answer says which documents it could mean.
 4. A follow-up that names no product takes the products of the latest earlier user turn
    that named one.
 """
@@ -46,6 +49,11 @@ _REFUSE = (
 )
 _CREATIVE = "I answer questions about the documents; writing other texts is outside that."
 _UNRELATED = "Not found in the documents: they do not cover this question."
+_NAMELESS = (
+    "Not answered: the question names none of the {n} documents in scope, and one "
+    "document's passage would not answer it for the others. Name the product or document "
+    'it is about, or ask about all of them ("Which ...", "How many ...").'
+)
 _GRAMMAR = frozenset(
     [
         "please",
@@ -169,6 +177,9 @@ class OfflineRouter:
                 return _direct(question, "out_of_scope", _UNRELATED)
             if scope.scoped and 0 < len(scope.doc_ids) <= SCOPE_AS_SUBJECT:
                 a = _about_scope(a, scope)
+            elif len(scope.doc_ids) > SCOPE_AS_SUBJECT:  # one of many: which one?
+                reason = _NAMELESS.format(n=len(scope.doc_ids))
+                return replace(_direct(question, "out_of_scope", reason), unnamed=True)
         return a
 
     def __repr__(self) -> str:

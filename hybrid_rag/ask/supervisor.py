@@ -38,7 +38,7 @@ from hybrid_rag.ask.answer import passage_facts, prints_a_value
 from hybrid_rag.ask.compose import AnswerComposer, Synthesis
 from hybrid_rag.ask.grammar import main_clause
 from hybrid_rag.ask.grounding import content_words
-from hybrid_rag.ask.kg import KGResult, run_kg_chain
+from hybrid_rag.ask.kg import KGResult, of_kind, run_kg_chain, source_names
 from hybrid_rag.ask.linking import SubjectIndex, without_names
 from hybrid_rag.ask.vector import (
     VectorResult,
@@ -104,12 +104,22 @@ class SubjectIndexCache:
         self._lock = threading.Lock()
         self._index: SubjectIndex | None = None
 
-    def get(self, catalog: Catalog) -> SubjectIndex:
-        """The index (built from ``catalog`` on first use after a change)."""
+    def get(
+        self,
+        catalog: Catalog,
+        *,
+        sources: Callable[[list[str]], list[tuple[str, str]]] | None = None,
+    ) -> SubjectIndex:
+        """The index (built from ``catalog`` on first use after a change), with the
+        names ``sources`` gives for the catalogued documents' sources (their supplier's:
+        ``SubjectIndex.with_sources``)."""
         with self._lock:
             if self._index is None:
-                entries = [(d.doc_id, [d.title or "", *d.aliases]) for d in catalog.list()]
-                self._index = SubjectIndex(entries)
+                infos = catalog.list()
+                index = SubjectIndex([(d.doc_id, [d.title or "", *d.aliases]) for d in infos])
+                if sources is not None:
+                    index = index.with_sources(sources([d.doc_id for d in infos]))
+                self._index = index
             return self._index
 
     def invalidate(self) -> None:
@@ -279,6 +289,8 @@ class Supervisor:
                     break
                 view = looked_up  # route again with what the documents' text says of it
                 analysis = await self.parts.router.route(question, scope=view, history=turns)
+        if analysis.collection and analysis.kind_noun:  # "Which liquids ...?"
+            analysis = await self._of_kind(analysis, scope)
         t_route = time.perf_counter()
         if analysis.answered_directly:
             direct = _direct(analysis, mode=mode, scope=doc_list, t0=t0)
@@ -302,6 +314,17 @@ class Supervisor:
             if d not in have:
                 raise DocumentNotFoundError(f"unknown document id {d!r} in docs=")
         return docs, True
+
+    async def _of_kind(self, a: QuestionAnalysis, scope: list[str]) -> QuestionAnalysis:
+        """``a`` asked of the documents of the kind its set's noun says, when some
+        document's kind property holds it (``kg.of_kind``); else as it is."""
+        p, noun = self.parts, a.kind_noun or ""
+        kind = await p.workers.run(partial(of_kind, p.graph, p.ontology, scope, noun))
+        if kind is None:
+            return a
+        docs, label, word = kind
+        words = a.kind_words | {noun, word}  # they say which documents, not what is stated
+        return replace(a, kind_set=tuple(docs), kind_label=label, kind_noun=word, kind_words=words)
 
     async def _looked_up(
         self,
@@ -371,7 +394,8 @@ class Supervisor:
         return sorted(found.items()), printed, by_file
 
     def _view(self, scope: list[str], scoped: bool) -> ScopeView:
-        full = self.parts.subjects.get(self.parts.catalog)
+        p = self.parts
+        full = p.subjects.get(p.catalog, sources=partial(source_names, p.graph, p.ontology))
         return ScopeView(tuple(scope), full.restricted(scope), self.parts.ontology, scoped, full)
 
     async def _chains(
