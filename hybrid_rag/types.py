@@ -381,8 +381,9 @@ class QuestionAnalysis:
             rule, so a filter is asked of every document, and the answer gives the set's
             members first, then the other documents that state it.
         unnamed: out of scope because the question names none of the many documents in
-            scope and asks over none of them ("What is the pH of bleach?" where no sheet
-            is named so): a model may still read a name the rules do not know.
+            scope and asks over none of them ("What is the total of the March order?"
+            where no document is named so): a model may still read a name the rules do
+            not know.
         kind_noun: for a collection question, the plural noun its set is called by when
             it is no kind of document the ontology names ("liquids" of "Which liquids
             ..."): a value a kind property (``DocumentModel.kinds``) may hold.

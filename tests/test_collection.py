@@ -614,3 +614,18 @@ def test_an_extreme_of_a_name_several_documents_share_is_among_them(tmp_path: Pa
         answer = r.ask("What is the highest weight of a gear part?")
         assert {f.doc_id for f in answer.facts} == {"housing"}
         assert answer.text is not None and "of the 2 spare parts named 'gear'" in answer.text
+
+
+def test_sources_read_while_the_catalog_changes_are_not_kept() -> None:
+    from hybrid_rag.ask.supervisor import SubjectIndexCache
+
+    cache = SubjectIndexCache()
+    cache.load_sources(lambda: [("a", "Orlen Works")])
+    assert cache.sources_loaded()
+
+    def read_during_an_ingest() -> list[tuple[str, str]]:
+        cache.invalidate()  # a document was ingested while the names were read
+        return [("a", "Orlen Works")]
+
+    cache.load_sources(read_during_an_ingest)
+    assert not cache.sources_loaded()

@@ -36,7 +36,7 @@ from hybrid_rag.ask._collection_words import generic
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView
 from hybrid_rag.ask.answer import passage_facts, prints_a_value
 from hybrid_rag.ask.compose import AnswerComposer, Synthesis
-from hybrid_rag.ask.grammar import main_clause
+from hybrid_rag.ask.grammar import main_clause, unsafe_request
 from hybrid_rag.ask.grounding import content_words
 from hybrid_rag.ask.kg import KGResult, of_kind, run_kg_chain, source_names
 from hybrid_rag.ask.linking import SubjectIndex, without_names
@@ -46,7 +46,13 @@ from hybrid_rag.ask.vector import (
     with_matching_passages,
     with_section_passages,
 )
-from hybrid_rag.errors import DamagedStoreError, DocumentNotFoundError, InputError, StoreLockedError
+from hybrid_rag.errors import (
+    DamagedStoreError,
+    DocumentNotFoundError,
+    HybridRAGError,
+    InputError,
+    StoreLockedError,
+)
 from hybrid_rag.models import (
     Abstention,
     Answer,
@@ -97,35 +103,51 @@ class AskParts:
     max_llm_calls: int | None = _budget.DEFAULT_MAX_CALLS
 
 
+SOURCES_WAIT = 0.25
+"""The share of a question's time it waits for the sources' names on the first question
+after a change."""
+
+
 class SubjectIndexCache:
-    """The product names of every catalogued document, built once and dropped on change."""
+    """The product names of every catalogued document, built once and dropped on change,
+    with the names of their sources (a supplier's) once those are read from the graph."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._index: SubjectIndex | None = None
+        self._sources: list[tuple[str, str]] | None = None
+        self._generation = 0
 
-    def get(
-        self,
-        catalog: Catalog,
-        *,
-        sources: Callable[[list[str]], list[tuple[str, str]]] | None = None,
-    ) -> SubjectIndex:
+    def get(self, catalog: Catalog) -> SubjectIndex:
         """The index (built from ``catalog`` on first use after a change), with the
-        names ``sources`` gives for the catalogued documents' sources (their supplier's:
-        ``SubjectIndex.with_sources``)."""
+        sources' names when ``load_sources`` has read them."""
         with self._lock:
             if self._index is None:
                 infos = catalog.list()
                 index = SubjectIndex([(d.doc_id, [d.title or "", *d.aliases]) for d in infos])
-                if sources is not None:
-                    index = index.with_sources(sources([d.doc_id for d in infos]))
-                self._index = index
+                self._index = index.with_sources(self._sources or ())
             return self._index
+
+    def sources_loaded(self) -> bool:
+        """Whether the sources' names of this catalog generation are read."""
+        with self._lock:
+            return self._sources is not None
+
+    def load_sources(self, read: Callable[[], list[tuple[str, str]]]) -> None:
+        """Read the sources' names (``read``: one graph query, blocking) and keep them,
+        unless the catalog changed meanwhile; the store lock is not held while reading."""
+        with self._lock:
+            generation = self._generation
+        names = read()
+        with self._lock:
+            if generation == self._generation:
+                self._sources, self._index = names, None
 
     def invalidate(self) -> None:
         """Forget the index; the next question rebuilds it (after an ingest or forget)."""
         with self._lock:
-            self._index = None
+            self._index, self._sources = None, None
+            self._generation += 1
 
 
 class Supervisor:
@@ -274,6 +296,8 @@ class Supervisor:
         scope, scoped = await self._scope(doc_list)
         if not scope and not scoped:  # nothing ingested: say so, not "not found"
             return _no_documents(question, mode=mode, t0=t0)
+        if not unsafe_request(question):  # a refusal touches no store
+            await self._load_sources()
         view = await self.parts.workers.run(lambda: self._view(scope, scoped))
         from hybrid_rag._usage import track_usage
 
@@ -304,6 +328,24 @@ class Supervisor:
             analysis, kg, vec, mode, doc_list, t0, time.perf_counter(), timings, deadline,
             routing.usage,
         )  # fmt: skip
+
+    async def _load_sources(self) -> None:
+        """The sources' names (``kg.source_names``) once per catalog generation, waited
+        for at most ``SOURCES_WAIT`` of the question's time: a store that does not
+        answer leaves them unread (the read goes on and fills the cache when it ends),
+        and sets by a maker's name then hold only the documents named so."""
+        p = self.parts
+        if p.subjects.sources_loaded():
+            return
+
+        def read() -> list[tuple[str, str]]:
+            return source_names(p.graph, p.ontology, [d.doc_id for d in p.catalog.list()])
+
+        try:
+            with anyio.move_on_after(p.timeout * SOURCES_WAIT):
+                await p.workers.run(partial(p.subjects.load_sources, read), abandon_on_cancel=True)
+        except HybridRAGError as exc:  # the chains meet the store's failure and report it
+            log.warning("the sources' names are unread: %s", str(exc)[:200])
 
     async def _scope(self, docs: list[str] | None) -> tuple[list[str], bool]:
         known = [d.doc_id for d in await self.parts.workers.run(self.parts.catalog.list)]
@@ -394,8 +436,7 @@ class Supervisor:
         return sorted(found.items()), printed, by_file
 
     def _view(self, scope: list[str], scoped: bool) -> ScopeView:
-        p = self.parts
-        full = p.subjects.get(p.catalog, sources=partial(source_names, p.graph, p.ontology))
+        full = self.parts.subjects.get(self.parts.catalog)
         return ScopeView(tuple(scope), full.restricted(scope), self.parts.ontology, scoped, full)
 
     async def _chains(
