@@ -216,11 +216,10 @@ def word_key(token: str) -> str:
     names of different things that only begin alike stay apart ("cyclohexane" and
     "cyclohexanone", "methane" and "methanol", "chlorine" and "chloride",
     "composition" and "component"); British "sulph-" is "sulf-"."""
-    base = suffix_stem(_SULPH.sub("sulf", token))  # "sulphate" is "sulfate"
+    base = suffix_stem(token.replace("sulph", "sulf"))  # "sulphate" is "sulfate"
     return base[:5] + "|" + _root(base)  # ``stem`` is ``suffix_stem(token)[:5]``
 
 
-_SULPH = re.compile(r"sulph")
 _BRITISH = re.compile(r"is(?=ation$|er$|$)")
 _DERIVED = (  # final e already off (``suffix_stem``): "iv" of "corrosive"
     *("ification", "ability", "ibility", "ication", "icity", "atory", "ation", "ition"),

@@ -268,13 +268,19 @@ def _misspelt(
     wanted = {w for w in asked if len(w) >= MISSPELT_LETTERS and w.isalpha()}
     if not wanted:
         return {}
-    seen = {t for _f, c, _h in clauses for t in tokens(c) if len(t) >= MISSPELT_LETTERS - 1}
+    seen = set().union(*(_long_words(c) for _f, c, _h in clauses))
     out: dict[str, str] = {}
     for w in wanted:
         for t in seen:
             if t[:2] == w[:2] and t not in wanted and _one_letter_off(t, w):
                 out[word_key(t)] = word_key(w)
     return out
+
+
+@lru_cache(maxsize=65536)
+def _long_words(clause: str) -> frozenset[str]:
+    """A clause's words that may misspell a word of ``MISSPELT_LETTERS`` letters."""
+    return frozenset(t for t in tokens(clause) if len(t) >= MISSPELT_LETTERS - 1)
 
 
 def _one_letter_off(a: str, b: str) -> bool:
@@ -373,24 +379,22 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
             else f"No {a.noun} in scope states {_what(a)}."
         )
         return Composed(text, (), True, False, "not_in_documents")
-    shown = list(per_doc.items())[:SHOWN]
-    items = "; ".join(_member(fs) for _d, fs in shown)
-    more = f"; and {n - len(shown)} more" if n > len(shown) else ""
+    items = _listed(per_doc)
     verb = "states" if n == 1 else "state"
     if a.intent in ("min", "max") and a.threshold is None:
         word = _EXTREMES[(a.intent, facts[0].unit == "date")]
         label = in_sentence(facts[0].predicate_label)
         head = f"The {word} {label} any {a.noun} states"
         head = f"The {word} {label} {_among(a)}" if a.kind_label or a.named_set else head
-        text = f"{head}: {items}{more}."
+        text = f"{head}: {items}."
     elif a.named_set and not collection_phrases(a.question, a.kind_words) and not a.threshold:
-        text = f"{n} {noun} {'is' if n == 1 else 'are'} {_called(a)}: {items}{more}."
+        text = f"{n} {noun} {'is' if n == 1 else 'are'} {_called(a)}: {items}."
     elif a.named_set or a.kind_label:
-        text = f"{n} {_among(a)} {verb} {_what(a, facts)}: {items}{more}."
+        text = f"{n} {_among(a)} {verb} {_what(a, facts)}: {items}."
     elif a.others_of:
-        text = f"{n} other {noun} {verb} {_what(a, facts)}{_besides(a)}: {items}{more}."
+        text = f"{n} other {noun} {verb} {_what(a, facts)}{_besides(a)}: {items}."
     else:
-        text = f"{n} {noun} {verb} {_what(a, facts)}: {items}{more}."
+        text = f"{n} {noun} {verb} {_what(a, facts)}: {items}."
     cites = tuple(fs[0].evidence for _d, fs in per_doc.items())
     return Composed(clip(text, limit), cites, True, False)
 

@@ -243,17 +243,9 @@ def source_names(
 ) -> list[tuple[str, str]]:
     """``(doc_id, name)`` for every stated value of the ontology's source properties
     (``DocumentModel.sources``: a product's supplier) in ``doc_ids``: one query."""
-    wanted = set(document_model(ontology).sources)
-    iris = [p.iri for p in ontology.properties() if p.name in wanted]
-    if not iris or not doc_ids:
-        return []
-    rows = graph.query(fact_query(iris, lean=True), scope=list(doc_ids)).rows
-    stored = [v for row in rows if (v := _stored_value(row)) is not None]
-    return [
-        (v.doc_id, v.value)
-        for v in stored
-        if v.status == "stated" and len(v.value) <= SOURCE_NAME_CHARS
-    ]
+    props = _of_model(ontology, document_model(ontology).sources)
+    stated = _stated(graph, props, doc_ids)
+    return [(v.doc_id, v.value) for v in stated if len(v.value) <= SOURCE_NAME_CHARS]
 
 
 def of_kind(
@@ -264,19 +256,31 @@ def of_kind(
     "Liquid", "Clear liquid"), that property's label and the word as the first such
     value prints it (lower case); ``None`` when no document's value holds it (the noun
     is then no kind: "cleaners")."""
-    wanted = set(document_model(ontology).kinds)
-    props = [p for p in ontology.properties() if p.name in wanted]
-    if not props or not doc_ids:
-        return None
+    props = _of_model(ontology, document_model(ontology).kinds)
     key = word_key(noun)
-    rows = graph.query(fact_query([p.iri for p in props], lean=True), scope=list(doc_ids)).rows
-    stored = [v for row in rows if (v := _stored_value(row)) is not None]
-    hits = [v for v in stored if v.status == "stated" and key in map(word_key, tokens(v.value))]
+    hits = [v for v in _stated(graph, props, doc_ids) if key in map(word_key, tokens(v.value))]
     if not hits:
         return None
     label = next(p.label for p in props if p.name == hits[0].predicate)
     word = next(t for t in tokens(hits[0].value) if word_key(t) == key)
     return list(dict.fromkeys(v.doc_id for v in hits)), label, word
+
+
+def _of_model(ontology: Ontology, names: Sequence[str]) -> list[PropertyDef]:
+    """The ontology's properties of the given local names (a document model's)."""
+    wanted = set(names)
+    return [p for p in ontology.properties() if p.name in wanted]
+
+
+def _stated(
+    graph: GraphStore, props: Sequence[PropertyDef], doc_ids: Sequence[str]
+) -> list[_Stored]:
+    """Every stated value of ``props`` in ``doc_ids``: one lean query."""
+    if not props or not doc_ids:
+        return []
+    rows = graph.query(fact_query([p.iri for p in props], lean=True), scope=list(doc_ids)).rows
+    stored = [v for row in rows if (v := _stored_value(row)) is not None]
+    return [v for v in stored if v.status == "stated"]
 
 
 def _naming_template(ontology: Ontology) -> str | None:

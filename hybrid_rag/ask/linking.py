@@ -45,12 +45,9 @@ class SubjectIndex:
     """
 
     def __init__(self, entries: Iterable[tuple[str, Sequence[str]]], *, min_coverage: float = 0.65):
-        self._labels = [
-            _Label(doc, label, toks, tuple(t for t in tokens(label) if t not in STOPWORDS))
-            for doc, labels in entries
-            for label in dict.fromkeys(labels)
-            if label and (toks := _label_tokens(label))
-        ]
+        self._labels = _labelled(
+            (doc, label) for doc, labels in entries for label in dict.fromkeys(labels)
+        )
         self._min = min_coverage
         self._sources: list[_Label] = []
         df = Counter(t for doc in _by_doc(self._labels).values() for t in doc)
@@ -72,24 +69,13 @@ class SubjectIndex:
         products": ``supplied``) but link no document to a question."""
         out = SubjectIndex((), min_coverage=self._min)
         out._labels, out._idf = self._labels, self._idf
-        out._sources = [
-            *self._sources,
-            *(
-                _Label(doc, name, toks, tuple(t for t in tokens(name) if t not in STOPWORDS))
-                for doc, name in names
-                if name and (toks := _label_tokens(name))
-            ),
-        ]
+        out._sources = [*self._sources, *_labelled(names)]
         return out
 
     def with_names(self, names: Iterable[tuple[str, str]]) -> SubjectIndex:
         """The same index with more names: ``(doc_id, name)`` pairs (IDF weights kept)."""
         out = SubjectIndex((), min_coverage=self._min)
-        extra = [
-            _Label(doc, name, toks, tuple(t for t in tokens(name) if t not in STOPWORDS))
-            for doc, name in names
-            if name and (toks := _label_tokens(name))
-        ]
+        extra = _labelled(names)
         out._labels, out._sources = [*self._labels, *extra], self._sources
         out._idf = {**{t: self._idf.get(t, 1.0) for e in extra for t in e.toks}, **self._idf}
         return out
@@ -313,6 +299,15 @@ _BARE_NUMBER = re.compile(r"(?<![\w:.])(\d+(?:\.\d+)?)(?![\w:.%])")  # "3" of "3
 def _wordless(toks: Iterable[str]) -> bool:
     """Whether no token has a letter (numbers only: "2", "1369")."""
     return not any(c.isalpha() for t in toks for c in t)
+
+
+def _labelled(names: Iterable[tuple[str, str]]) -> list[_Label]:
+    """``(doc_id, name)`` pairs as labels, names without words left out."""
+    return [
+        _Label(doc, name, toks, tuple(t for t in tokens(name) if t not in STOPWORDS))
+        for doc, name in names
+        if name and (toks := _label_tokens(name))
+    ]
 
 
 def _label_tokens(label: str) -> frozenset[str]:
