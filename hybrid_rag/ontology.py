@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from hybrid_rag._vocab import RDF_TYPE
 from hybrid_rag.errors import OntologyError
 from hybrid_rag.text import suffix_stem
-from hybrid_rag.types import ClassDef, DocumentModel, Ontology, PropertyDef
+from hybrid_rag.types import ClassDef, ConceptDef, DocumentModel, Ontology, PropertyDef
 
 if TYPE_CHECKING:
     from hybrid_rag.rdf import Triple
@@ -239,6 +239,11 @@ class TurtleOntology:
         source: where the definitions came from, for error messages.
         prefix: the short name of ``namespace`` in prompts (``inv``); default one made
             from the namespace (``from_turtle`` uses the prefix the file binds to it).
+        concepts: the values the ontology names (``skos:Concept``: ``ConceptDef``).
+
+    Raises:
+        OntologyError: no properties; a concept's pattern that does not compile, or a
+            concept naming a property or narrower concept the ontology lacks.
     """
 
     def __init__(
@@ -256,6 +261,7 @@ class TurtleOntology:
         model: DocumentModel | None = None,
         source: str = "<memory>",
         prefix: str | None = None,
+        concepts: Sequence[ConceptDef] = (),
     ) -> None:
         if not properties:
             raise OntologyError(f"ontology {source} defines no properties")
@@ -275,6 +281,7 @@ class TurtleOntology:
         self._model = model or DocumentModel()
         self._source = source
         self._label_index: _LabelIndex | None = None
+        self._concepts = _checked_concepts(concepts, self._by_name, source)
 
     # ------------------------------------------------------------ construction
 
@@ -325,6 +332,10 @@ class TurtleOntology:
     def classes(self) -> list[ClassDef]:
         """All classes."""
         return list(self._classes)
+
+    def concepts(self) -> tuple[ConceptDef, ...]:
+        """The values the ontology names (``OntologyConcepts``), in declaration order."""
+        return self._concepts
 
     def properties(self) -> list[PropertyDef]:
         """All object and datatype properties."""
@@ -731,9 +742,81 @@ def _from_graph(graph: Any, *, source: str, order: dict[str, int] | None = None)
         model=_document_model(graph, classes, props, annotations, namespace, order or {}),
         prefix=_prefix(graph, namespace),
         source=source,
+        concepts=_concepts(graph, order or {}),
     )
     _dated_by_number(onto, order or {})
     return onto
+
+
+_SKOS = "http://www.w3.org/2004/02/skos/core#"
+
+
+def _concepts(graph: Any, order: dict[str, int]) -> list[ConceptDef]:
+    """The ``skos:Concept`` individuals with their labels, patterns, properties,
+    categories and narrower concepts (``skos:narrower`` or the inverse
+    ``skos:broader``), in declaration order."""
+    from rdflib import RDF, URIRef
+
+    iris = sorted({str(s) for s in graph.subjects(RDF.type, URIRef(_SKOS + "Concept"))})
+    iris = [i for i in iris if not i.startswith("_")]
+    iris.sort(key=lambda i: order.get(_local(i), 1 << 30))
+    broader: dict[str, list[str]] = {}
+    for iri in iris:
+        for parent in _values(graph, iri, _SKOS + "broader"):
+            broader.setdefault(_local(parent), []).append(_local(iri))
+    return [_concept(graph, iri, broader.get(_local(iri), [])) for iri in iris]
+
+
+def _concept(graph: Any, iri: str, children: Sequence[str]) -> ConceptDef:
+    name = _local(iri)
+    ns = iri[: len(iri) - len(name)]
+    pref = [t for t, _l in _texts(graph, iri, _SKOS + "prefLabel")]
+    label, alts = _labels(graph, iri, name)
+    label = pref[0] if pref else label
+    alts = tuple(dict.fromkeys(a for a in (*pref[1:], *alts) if a != label))
+    narrower = [*(_local(n) for n in _values(graph, iri, _SKOS + "narrower")), *children]
+    definition = _texts(graph, iri, _SKOS + "definition")
+    return ConceptDef(
+        iri=iri,
+        name=name,
+        label=label,
+        alt_labels=alts,
+        search_labels=tuple(_values(graph, iri, _SKOS_HIDDEN)),
+        definition=definition[0][0] if definition else "",
+        patterns=tuple(_ann(graph, iri, "valuePattern", ns)),
+        properties=tuple(_local(v) for v in _ann(graph, iri, "valueOf", ns)),
+        categories=tuple(_ann(graph, iri, "category", ns)),
+        narrower=tuple(dict.fromkeys(narrower)),
+        stated_categories=tuple(_ann(graph, iri, "statesCategory", ns)),
+    )
+
+
+def _checked_concepts(
+    concepts: Sequence[ConceptDef], props: dict[str, PropertyDef], source: str
+) -> tuple[ConceptDef, ...]:
+    """The concepts, each checked: patterns compile, properties and narrower concepts
+    exist."""
+    names = {c.name for c in concepts}
+    for c in concepts:
+        for pattern in c.patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise OntologyError(
+                    f"concept {c.name} in ontology {source}: valuePattern {pattern!r} is not "
+                    f"a regular expression ({exc})"
+                ) from None
+        if unknown := [p for p in c.properties if p not in props]:
+            raise OntologyError(
+                f"concept {c.name} in ontology {source}: valueOf names no property of it: "
+                + ", ".join(unknown)
+            )
+        if unknown := [n for n in c.narrower if n not in names]:
+            raise OntologyError(
+                f"concept {c.name} in ontology {source}: narrower names no concept of it: "
+                + ", ".join(unknown)
+            )
+    return tuple(concepts)
 
 
 def _dated_by_number(onto: TurtleOntology, order: dict[str, int]) -> None:

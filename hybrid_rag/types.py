@@ -21,11 +21,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ClassDef",
+    "ConceptDef",
     "DocumentModel",
     "ExtractedFact",
     "Extraction",
     "Intent",
     "Ontology",
+    "OntologyConcepts",
     "OntologyMatching",
     "PropertyDef",
     "QuestionAnalysis",
@@ -112,6 +114,69 @@ class ClassDef:
     alt_labels: tuple[str, ...] = ()
     parents: tuple[str, ...] = field(default=())
     comment: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConceptDef:
+    """A value an ontology names: a class, category or code that documents print in
+    several ways and people ask for by several names (a ``skos:Concept``).
+
+    "Which products are corrosive?" asks for a concept: the values that state it are
+    found by its ``patterns`` (how documents print it), read in the values of its
+    ``properties`` only, and, when it has ``categories``, only where the code printed
+    right after the pattern (or right before, when none follows) is one of them ("Skin
+    Corrosion/Irritation Category 1B" states skin corrosion; "... Category 2" does not).
+
+    Attributes:
+        iri: the concept's IRI.
+        name: its local name.
+        label: its preferred label (``skos:prefLabel`` or ``rdfs:label``).
+        alt_labels: other names (``skos:altLabel``), in any language.
+        search_labels: search-only names (``skos:hiddenLabel``): words people ask with.
+        definition: what it means, in a sentence (``skos:definition``), or ``""``.
+        patterns: regular expressions (``hr:valuePattern``, matched ignoring case) any of
+            which a value prints where it states the concept.
+        properties: local names of the properties whose values state it
+            (``hr:valueOf``); empty: every property's.
+        categories: the codes (``hr:category``) that must follow a pattern; empty: any.
+        stated_categories: the categories its patterns state by themselves, one of them
+            (``hr:statesCategory``: a statement code such as "H301" is Category 3, "H300"
+            Category 1 or 2); empty: the code printed after a pattern is its category.
+        narrower: local names of the narrower concepts (``skos:narrower``, or the
+            inverse ``skos:broader``): a value that states one states this one too.
+    """
+
+    iri: str
+    name: str
+    label: str
+    alt_labels: tuple[str, ...] = ()
+    search_labels: tuple[str, ...] = ()
+    definition: str = ""
+    patterns: tuple[str, ...] = ()
+    properties: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    narrower: tuple[str, ...] = ()
+    stated_categories: tuple[str, ...] = ()
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Every name a question may call it by: preferred, alternative, search-only."""
+        return (self.label, *self.alt_labels, *self.search_labels)
+
+
+@runtime_checkable
+class OntologyConcepts(Protocol):
+    """The concepts an ontology names (``ConceptDef``), for questions that ask for the
+    documents stating one ("Which are corrosive?", "Which invoices are paid by card?").
+
+    Contract: ``concepts()`` returns every concept once, in a stable order; every name
+    in ``properties`` and ``narrower`` is a property or concept of the ontology; every
+    pattern compiles as a Python regular expression. Immutable and thread-safe.
+    """
+
+    def concepts(self) -> tuple[ConceptDef, ...]:
+        """The ontology's concepts."""
+        ...
 
 
 @runtime_checkable
@@ -407,6 +472,18 @@ class QuestionAnalysis:
             one as "not stated".
         umbrellas: the asked properties that brought ``items``: a document that states
             an item but not the umbrella is not said to lack the umbrella.
+        concepts: for a collection question, the ontology's concepts it asks for
+            ("corrosive", "skin irritants": ``ConceptDef``): its members are the
+            documents whose values state one of them (or a narrower one).
+        concept_codes: per concept, the codes the question gives beside it ("Flammable
+            Liquids Category 2": ``("2",)``): the code printed with the concept must be
+            one of them; ``()``: any.
+        concept_words: per concept, the words the question named it by, as asked.
+        concept_scheme: every concept of the ontology (set with ``concepts``): where
+            their narrower concepts are read.
+        concept_combined: the question asks more than its concepts (a code, another
+            property: "corrosive products not regulated for transport"): a member
+            states the concepts and what the question's other words ask.
     """
 
     question: str
@@ -445,6 +522,11 @@ class QuestionAnalysis:
     other_items: frozenset[str] = frozenset()
     items: frozenset[str] = frozenset()
     umbrellas: frozenset[str] = frozenset()
+    concepts: tuple[ConceptDef, ...] = ()
+    concept_codes: tuple[tuple[str, ...], ...] = ()
+    concept_words: tuple[str, ...] = ()
+    concept_scheme: tuple[ConceptDef, ...] = ()
+    concept_combined: bool = False
 
     @property
     def answered_directly(self) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import Protocol, TypeVar
 
@@ -33,13 +34,24 @@ from hybrid_rag.ask._collection_words import (
     question_codes,
     selective,
 )
+from hybrid_rag.ask._concepts import holds, stated_by
 from hybrid_rag.ask._phrasing import Composed, cite, clip, in_sentence, plural, unit_text
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.grammar import Threshold
 from hybrid_rag.models import Fact
 from hybrid_rag.text import participle, stem, tokens, word_key
+from hybrid_rag.types import ConceptDef
 
-__all__ = ["MAX_CLAUSE", "SHOWN", "Valued", "asked_phrases", "collection_answer", "members"]
+__all__ = [
+    "MAX_CLAUSE",
+    "SHOWN",
+    "Valued",
+    "asked_phrases",
+    "collection_answer",
+    "labels_only",
+    "members",
+    "without_concepts",
+]
 
 MAX_CLAUSE = 14
 """The most words (numbers apart) a clause of a value may have to state what a filter
@@ -95,10 +107,14 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
         asked = {p.name for p in a.properties}
         return [f for f in facts if f.doc_id in a.named_set and f.predicate in asked]
     stated = [f for f in facts if f.status == "stated"]
+    if _bounded(a) and a.concepts:  # "the flammable liquids with a flash point below 0 °C"
+        return _among_concepts(a, stated)
     if a.threshold is not None or a.intent in ("min", "max"):
         return _typed_members(a, stated)
     if a.period is not None:
         return _dated_members(a, stated)
+    if a.concepts:
+        return _concept_members(a, stated)
     if a.named_set and not collection_phrases(a.question, a.kind_words):
         return _named_members(a, stated)
     ids = [w for words, _whole in collection_phrases(a.question) for w in words if identifier(w)]
@@ -117,7 +133,97 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
     found = found if score[0] else _best_phrase(a, stated, loose=True)[1]
     if not found and own:  # "whose primary DOT hazard class is 6.1": the asked value's code
         found = _coded(a, own)
+    if not found and own and labels_only(a):  # "Which products are marine pollutants?"
+        found = _affirmed(a, own)
     return _with_every_code(a, found, stated)
+
+
+def labels_only(a: QuestionAnalysis) -> bool:
+    """Whether the question's phrases hold nothing but words of the ontology's labels
+    (and no code): it asks which documents have the asked property, not for a value."""
+    words = [w for phrase, _whole in asked_phrases(a, a.kind_words) for w in phrase]
+    return bool(words) and all(
+        not code(w) and (stem(w) in a.vocabulary or w in a.named_words) for w in words
+    )
+
+
+_YES = frozenset(["y", "yes", "true", "listed", "present", "x"])
+_NO = frozenset(["n", "no", "false", "not listed", "absent"])
+
+
+def _affirmed(a: QuestionAnalysis, own: Sequence[V]) -> list[V]:
+    """The asked property's values that say yes ("Marine pollutant: yes", "Listed"), or,
+    for a question that asks a negation ("which are not marine pollutants"), those that
+    say no: a property whose values answer yes or no."""
+    wanted = _NO if _NEGATION.search(a.question) else _YES
+    return [f for f in own if f.value.strip(" .:;!").lower() in wanted]
+
+
+def _bounded(a: QuestionAnalysis) -> bool:
+    """Whether members pass a bound, an extreme or a period of a typed value."""
+    return a.threshold is not None or a.intent in ("min", "max") or a.period is not None
+
+
+def _among_concepts(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
+    """A bound, extreme or period asked of the documents that state the question's
+    concepts: the typed members among them, each with the values that state them."""
+    stating = _concept_members(replace(a, concept_combined=False), stated)
+    docs = {f.doc_id for f in stating}
+    asked = {p.name for p in a.properties}
+    pool = [f for f in stated if f.doc_id in docs and f.predicate in asked]
+    plain = replace(a, concepts=())
+    found = _dated_members(plain, pool) if a.period is not None else _typed_members(plain, pool)
+    chosen = {f.doc_id for f in found}
+    return [*found, *(f for f in stating if f.doc_id in chosen)]
+
+
+def _concept_members(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
+    """The values that state the question's concepts (``hybrid_rag.ask._concepts``), of
+    the documents that state every one of them ("corrosive flammable liquids"; "either
+    ... or" asks for one of them)."""
+    found: list[list[V]] = []
+    for concept, codes in zip(a.concepts, a.concept_codes, strict=True):
+        ranked = [
+            (rank, f)
+            for f in stated
+            if (rank := _rank(a, concept, codes, f)) is not None
+        ]
+        best: dict[str, int] = {}
+        for rank, f in ranked:
+            best[f.doc_id] = min(rank, best.get(f.doc_id, rank))
+        found.append([f for rank, f in ranked if rank == best[f.doc_id]])  # the class line first
+    if a.concept_combined:  # "... that are not regulated for transport": that too
+        found.append(members(without_concepts(a), stated))
+    docs = [{f.doc_id for f in fs} for fs in found]
+    keep = set.union(*docs) if _either(a) else set.intersection(*docs)
+    return list({id(f): f for fs in found for f in fs if f.doc_id in keep}.values())
+
+
+def _rank(a: QuestionAnalysis, concept: ConceptDef, codes: Sequence[str], f: Valued) -> int | None:
+    return stated_by(concept, a.concept_scheme, predicate=f.predicate, value=f.value, codes=codes)
+
+
+def without_concepts(a: QuestionAnalysis) -> QuestionAnalysis:
+    """The question as asked of what it asks besides its concepts (their words no
+    value need print)."""
+    words = {t for said in a.concept_words for t in tokens(said)}
+    return replace(a, concepts=(), concept_combined=False, kind_words=a.kind_words | words)
+
+
+def _either(a: QuestionAnalysis) -> bool:
+    """Whether the question asks for one concept or another ("corrosive or oxidizers";
+    not the "or" of a concept's own name, "known or presumed carcinogens")."""
+    rest = tokens(a.question)
+    for said in a.concept_words:
+        words = tokens(said)
+        for i in range(len(rest) - len(words) + 1):
+            if rest[i : i + len(words)] == words:
+                rest[i : i + len(words)] = ["|"]
+                break
+    return _EITHER.search(" ".join(rest)) is not None
+
+
+_EITHER = re.compile(r"\b(?:either|or)\b(?!\s+(?:both|all)\b)", re.I)
 
 
 def _coded(a: QuestionAnalysis, own: Sequence[V]) -> list[V]:
@@ -331,7 +437,25 @@ def _passes(f: Valued, bound: Threshold) -> bool:
         return False
     if bound.unit and not _same_unit(bound.unit, f):
         return False
+    if bound.op == "<" and f.number is not None and (high := _range_high(f.value, f.number)):
+        return bound.holds(high, unit=f.unit)  # "-114 - -46 °C" is not wholly under -100
     return bound.holds(f.number or 0.0, unit=f.unit)
+
+
+_RANGE = re.compile(
+    r"(?<![\d.])(-?\d+(?:[.,]\d+)?)\s*(?:-|–|to)\s*(-?\d+(?:[.,]\d+)?)(?![\d.])"
+)
+
+
+def _range_high(value: str, low: float) -> float | None:
+    """The upper end of the range a value prints from ``low`` ("-114 - -46 °C": -46),
+    in the same unit; ``None`` when it prints no such range. A range passes a bound
+    below only when all of it lies below."""
+    for m in _RANGE.finditer(value):
+        first, last = (float(g.replace(",", ".")) for g in m.groups())
+        if abs(first - low) < 1e-6 and last > first:
+            return last
+    return None
 
 
 def _same_unit(asked: str, f: Valued) -> bool:
@@ -373,7 +497,7 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
     if not per_doc:
         text = (
             f"None {_among(a)} states {_what(a)}."
-            if a.named_set or a.kind_label
+            if a.named_set or a.kind_label or (a.concepts and _bounded(a))
             else f"No other {a.noun} in scope states {_what(a)}{_besides(a)}."
             if a.others_of
             else f"No {a.noun} in scope states {_what(a)}."
@@ -385,12 +509,14 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
         word = _EXTREMES[(a.intent, facts[0].unit == "date")]
         label = in_sentence(facts[0].predicate_label)
         head = f"The {word} {label} any {a.noun} states"
-        head = f"The {word} {label} {_among(a)}" if a.kind_label or a.named_set else head
+        among = a.kind_label or a.named_set or a.concepts
+        head = f"The {word} {label} {_among(a)}" if among else head
         text = f"{head}: {items}."
     elif a.named_set and not collection_phrases(a.question, a.kind_words) and not a.threshold:
         text = f"{n} {noun} {'is' if n == 1 else 'are'} {_called(a)}: {items}."
-    elif a.named_set or a.kind_label:
-        text = f"{n} {_among(a)} {verb} {_what(a, facts)}: {items}."
+    elif a.named_set or a.kind_label or (a.concepts and _bounded(a)):
+        among = _among(a) + ("," if a.concepts else "")
+        text = f"{n} {among} {verb} {_what(a, facts)}: {items}."
     elif a.others_of:
         text = f"{n} other {noun} {verb} {_what(a, facts)}{_besides(a)}: {items}."
     else:
@@ -426,7 +552,10 @@ def _listed(per_doc: dict[str, list[Fact]]) -> str:
 
 def _among(a: QuestionAnalysis) -> str:
     """ "of the 12 sheets named 'zinc'", "of the 173 sheets whose physical state is
-    liquid": the set the question is asked of."""
+    liquid", "of the sheets that state 'flammable liquids' ...": the set the question is
+    asked of."""
+    if a.concepts:
+        return f"of the {plural(a.noun)} that state {_concept_said(a)}"
     if a.named_set:
         return f"of the {len(a.named_set)} {plural(a.noun)} {_called(a)}"
     kind = f"whose {in_sentence(a.kind_label or '')} is {a.kind_noun}"
@@ -498,6 +627,8 @@ _EXTREMES = {
 
 
 def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
+    if a.concepts and a.threshold is None and a.period is None:
+        return _concept_said(a)
     if a.period is not None:
         dates = [p for p in a.properties if p.name in a.typed]
         label = in_sentence(dates[0].label) if dates else "date"
@@ -523,6 +654,23 @@ def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
         return f"the {in_sentence(facts[0].predicate_label)} {' '.join(codes)}"
     shown = max(held, key=len) if held else (phrases[0] if phrases else ())
     return "'" + " ".join(shown) + "'" if shown else "what was asked"
+
+
+def _concept_said(a: QuestionAnalysis) -> str:
+    """The concepts as asked, the codes given beside them, and what they were read as
+    (the narrowest of those that hold one another): "'corrosive', read as GHS skin
+    corrosion (Category 1, 1A, 1B or 1C) or corrosive to metals (Category 1)"."""
+    said = " and ".join(f"'{w}'" for w in dict.fromkeys(a.concept_words))
+    codes = [c.upper() for cs in a.concept_codes for c in cs]
+    if codes:
+        said += f" of category {' or '.join(dict.fromkeys(codes))}"
+    meant = [
+        c.definition or c.label
+        for c in a.concepts
+        if not any(o != c and holds(c, o, a.concept_scheme) for o in a.concepts)
+    ]
+    said = f"{said}, read as {' and '.join(dict.fromkeys(meant))}" if meant else said
+    return f"{said}, and {_what(without_concepts(a))}" if a.concept_combined else said
 
 
 def _clauses(value: str) -> list[str]:

@@ -145,7 +145,22 @@ def shared_name(question: str, index: SubjectIndex, skip: frozenset[str]) -> Nam
             continue
         if len(docs) < 2 or _other_name(question, skip | set(span)):
             return None
+        if (head := _of_head(question, span, skip)) and not _called(index, [head, *span]):
+            return None  # "sugar of lead" names no lead document: a name none prints
         return tuple(span), (), tuple(docs)
+    return None
+
+
+def _of_head(question: str, span: Sequence[str], skip: frozenset[str]) -> str | None:
+    """The noun before "of" that makes ``span`` part of a longer name ("sugar" of "sugar
+    of lead", "milk" of "milk of magnesia"), when it is no word of asking or of the
+    asked properties' labels ("the flash point of acetone")."""
+    toks = tokens(main_clause(question))
+    for i in range(2, len(toks) - len(span) + 1):
+        if toks[i : i + len(span)] == list(span) and toks[i - 1] == "of":
+            head = toks[i - 2]
+            if head.isalpha() and not generic(head) and head not in skip:
+                return head
     return None
 
 

@@ -10,11 +10,23 @@ from typing import Literal
 
 from hybrid_rag.ask._collection_words import (
     capitalised,
+    code,
+    collection_phrases,
     collection_question,
     counts,
+    generic,
+    identifier,
     over_collection,
     over_others,
     sets,
+)
+from hybrid_rag.ask._concepts import (
+    CODE_LEADS,
+    ConceptLink,
+    concepts_of,
+    holds_codes,
+    link_concepts,
+    properties_read,
 )
 from hybrid_rag.ask._sets import (
     named_set,
@@ -37,8 +49,9 @@ from hybrid_rag.ask.grammar import (
 )
 from hybrid_rag.ask.linking import SubjectIndex, SubjectMatch, without_names
 from hybrid_rag.ontology import document_model, normalize_label, split_camel
-from hybrid_rag.text import STOPWORDS, in_row, norm, stem, tokens
+from hybrid_rag.text import STOPWORDS, in_row, norm, stem, tokens, word_key
 from hybrid_rag.types import (
+    ConceptDef,
     Intent,
     Ontology,
     OntologyMatching,
@@ -163,6 +176,16 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         collection = named is not None  # "the UN number for ethanol": per sheet named so
     if named is not None:
         kinds |= set(named[0] + named[1])  # the set's words filter no value
+    own = _document_words(ontology) | {noun, noun + "s"}  # what the documents are called
+    setting = own | {set_noun(question, kinds | {noun}) or noun} | set(named[0] if named else ())
+    links = _asked_concepts(question, props, ontology) if collection else ()
+    plain = intent == "filter" and limit is None and period is None
+    combined = bool(links) and plain and _more_asked(question, links, setting, ontology)
+    said_concept = {word_key(w) for link in links for w in link.words}
+    kind_noun = set_noun(question, kinds | {noun}) if collection and named is None else None
+    if kind_noun is not None and word_key(kind_noun) in said_concept:
+        kind_noun = None  # "Which items are flammable liquids?": the concept's word
+    concepts = tuple(dict.fromkeys(link.concept for link in links))
     kept = {p.name for p in props}
     return QuestionAnalysis(
         question,
@@ -188,13 +211,82 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         set_name=" ".join(named[0]) if named is not None else None,
         set_by_source=named is not None and len(index.naming(named[0])) < len(named[2]),
         set_loose=bool(named and noun_set(named)) and intent == "filter" and not (limit or period),
-        kind_noun=set_noun(question, kinds | {noun}) if collection and named is None else None,
+        kind_noun=kind_noun,
         others_of=others[0] if collection else (),
         other_name=others[1] if collection else (),
         other_items=_other_items(props, ontology) if intent == "procedure" else frozenset(),
         items=frozenset(n for n in brought if n in kept),
         umbrellas=frozenset(u for n, u in brought.items() if n in kept),
+        concepts=concepts,
+        concept_codes=tuple(_codes_of(c, links) for c in concepts),
+        concept_words=tuple(_said_of(c, links) for c in concepts),
+        concept_scheme=concepts_of(ontology) if concepts else (),
+        concept_combined=combined,
     )
+
+
+def _asked_concepts(
+    question: str, props: Sequence[PropertyDef], ontology: Ontology
+) -> tuple[ConceptLink, ...]:
+    """The ontology's concepts the question names (``link_concepts``), but those given
+    with a code none of their categories has ("class 5.1" beside "oxidizing", "a 6.1
+    poison label": another scheme's code); none when it gives an identifier. Of a
+    label two concepts share, those read in a property the question asks, when it
+    asks one of them."""
+    every = concepts_of(ontology)
+    if any(identifier(w) for words, _whole in collection_phrases(question) for w in words):
+        return ()  # "UN3265 (corrosive liquid, acidic ...)": the identifier decides
+    links = tuple(
+        link
+        for link in link_concepts(question, every)
+        if holds_codes(link.concept, every, link.codes)
+    )
+    asked = {p.name for p in props}
+    by_words: dict[tuple[str, ...], list[ConceptLink]] = {}
+    for link in links:
+        by_words.setdefault(link.words, []).append(link)
+    kept: list[ConceptLink] = []
+    for same in by_words.values():
+        fits = [
+            link
+            for link in same
+            if asked & (properties_read(link.concept, every) or asked)
+        ]
+        kept += fits if fits and len(fits) < len(same) else same
+    return tuple(link for link in links if link in kept)
+
+
+def _more_asked(
+    question: str, links: Sequence[ConceptLink], setting: frozenset[str], ontology: Ontology
+) -> bool:
+    """Whether the question asks more than its concepts: its other words (but those of
+    asking, of the set it asks over and the codes beside the concepts) give a code or a
+    name ("made by Tarvik AB"), or name a property the concepts are not read in
+    ("flammable liquids that also need a 6.1 subsidiary label", "corrosive products not
+    regulated for transport")."""
+    every = concepts_of(ontology)
+    said = {w for link in links for w in (*link.words, *link.codes)}
+    left = [
+        t
+        for t in tokens(question)
+        if not (t in said or t in setting or t in CODE_LEADS)
+        and (t in STOPWORDS or not generic(t))
+    ]
+    if any(code(t) for t in left) or (capitalised(question) & set(left)):
+        return True
+    read = set().union(*(properties_read(link.concept, every) for link in links))
+    others = {p.name for p in match_properties(" ".join(left), ontology)}
+    return bool(read) and bool(others - read)
+
+
+def _said_of(concept: ConceptDef, links: Sequence[ConceptLink]) -> str:
+    """The words the question first named a concept by, as asked."""
+    return " ".join(next(link.words for link in links if link.concept == concept))
+
+
+def _codes_of(concept: ConceptDef, links: Sequence[ConceptLink]) -> tuple[str, ...]:
+    """The codes the question gives beside a concept, wherever it names it."""
+    return tuple(dict.fromkeys(c for link in links if link.concept == concept for c in link.codes))
 
 
 def _others_of(

@@ -11,8 +11,9 @@ from hybrid_rag import _budget
 from hybrid_rag._prompt_vocab import describe_properties, prefix_of, relevant_properties
 from hybrid_rag._vocab import HR, RDFS_LABEL
 from hybrid_rag._workers import Workers
-from hybrid_rag.ask._collection import asked_phrases, members
+from hybrid_rag.ask._collection import asked_phrases, labels_only, members, without_concepts
 from hybrid_rag.ask._collection_words import question_codes, search_roots
+from hybrid_rag.ask._concepts import properties_read
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.errors import (
     DamagedStoreError,
@@ -37,6 +38,7 @@ __all__ = [
     "MAX_GENERATIONS",
     "KGResult",
     "check_generated",
+    "either_query",
     "fact_query",
     "of_kind",
     "run_kg_chain",
@@ -120,6 +122,25 @@ def fact_query(
     return "\n".join(parts)
 
 
+def either_query(props: Sequence[str], roots: Sequence[str]) -> str:
+    """The lean scan (``fact_query(lean=True)``) of the values of ``props`` and of the
+    values that hold one of ``roots``: a question that asks for a concept and for
+    something else ("corrosive products not regulated for transport")."""
+    values = " ".join(iri(p).n3() for p in props)
+    either = " || ".join(f"CONTAINS(LCASE(STR(?value)), {literal(w).n3()})" for w in roots)
+    return "\n".join(
+        [
+            f"SELECT {_LEAN_SELECT} WHERE {{",
+            f"  {{ VALUES ?prop {{ {values} }}",
+            f"    ?fact <{HR}property> ?prop ; <{HR}value> ?value . }}",
+            f"  UNION {{ ?fact <{HR}value> ?value . FILTER({either}) }}",
+            _LEAN_BODY,
+            "}",
+            "ORDER BY ?doc ?page",
+        ]
+    )
+
+
 async def run_kg_chain(
     analysis: QuestionAnalysis,
     *,
@@ -140,7 +161,7 @@ async def run_kg_chain(
     if not scope:
         result.errors.append(ChainError(chain="kg", kind="empty_scope", message="no documents"))
         return result
-    template = _template(analysis)
+    template = _template(analysis, ontology)
     if analysis.collection and analysis.others_of:  # "which other products ...?"
         scope = [d for d in scope if d not in analysis.others_of]
     if analysis.collection and analysis.kind_label:  # "Which liquids ...?"
@@ -206,10 +227,10 @@ def _finished(result: KGResult, ontology: Ontology) -> KGResult:
     return result
 
 
-def _template(a: QuestionAnalysis) -> str | None:
+def _template(a: QuestionAnalysis, ontology: Ontology) -> str | None:
     props = [p.iri for p in a.properties]
     if a.collection:
-        return _collection_template(a)
+        return _collection_template(a, ontology)
     if not a.subjects:
         return None
     if a.intent in ("min", "max") and props:
@@ -290,17 +311,40 @@ def _naming_template(ontology: Ontology) -> str | None:
     return fact_query(iris, lean=True) if iris else None
 
 
-def _collection_template(a: QuestionAnalysis) -> str | None:
+def _collection_template(a: QuestionAnalysis, ontology: Ontology) -> str | None:
     """Every document's facts a collection question can use: the asked quantity's for
     a bound or an extreme, else the values that hold a word of its phrases."""
+    extra = _concept_properties(a, ontology) if a.concepts else []  # "... flammable liquids"
     if a.threshold is not None or a.intent in ("min", "max"):
-        return fact_query([a.properties[0].iri], lean=True) if a.properties else None
+        return fact_query([a.properties[0].iri, *extra], lean=True) if a.properties else None
     if a.intent == "lookup" and a.named_set:  # each named document's values
         return fact_query([p.iri for p in a.properties], lean=True)
     if a.period is not None:  # the asked dates, or any date the documents state
-        return fact_query([p.iri for p in a.properties if p.name in a.typed], dated=True, lean=True)
+        dates = [p.iri for p in a.properties if p.name in a.typed]
+        if extra and dates:  # typed dates, and the values that state the concepts
+            return fact_query([*dates, *extra], lean=True)
+        return fact_query(dates, dated=True, lean=True)
+    if a.concepts:  # the values of the properties the concepts are read in
+        props = _concept_properties(a, ontology)
+        if not a.concept_combined:
+            return fact_query(props, lean=True)
+        rest = without_concepts(a)
+        roots = search_roots(asked_phrases(rest, rest.kind_words), a.vocabulary)
+        return either_query(props, roots) if props and roots else fact_query([], lean=True)
     roots = search_roots(asked_phrases(a, a.kind_words), a.vocabulary)
+    if roots and a.properties and labels_only(a):  # "marine pollutants": "yes" holds no root
+        return either_query([p.iri for p in a.properties], roots)
     return fact_query([], any_of=roots, lean=True) if roots else None
+
+
+def _concept_properties(a: QuestionAnalysis, ontology: Ontology) -> list[str]:
+    """The IRIs of the properties the question's concepts are read in; ``[]`` (every
+    property) when one of them is read in any."""
+    names = [properties_read(c, a.concept_scheme) for c in a.concepts]
+    if not all(names):
+        return []
+    wanted = frozenset().union(*names)
+    return [p.iri for p in ontology.properties() if p.name in wanted]
 
 
 def _unranked(a: QuestionAnalysis, found: KGResult) -> str | None:

@@ -141,6 +141,12 @@ class OfflineRouter:
                 ),
                 missing=tuple(missing),
             )
+        if a.subjects and (compound := _of_compound(question, a, scope)) is not None:
+            return replace(  # "sugar of lead" names no lead document: a name none prints
+                _direct(question, "out_of_scope", f"Not found: no document is about {compound}."),
+                missing=(compound,),
+                unlinked=(compound,),
+            )
         near = (
             (_near_namesake(question, a, scope) or _other_namesake(question, a, scope))
             if a.subjects
@@ -199,7 +205,7 @@ def _collection_route(question: str, a: QuestionAnalysis, scope: ScopeView) -> Q
         reason = f"Not found: no document is about {unknown}."  # "Hazard Class 2B" is a value
         out = _direct(question, "out_of_scope", reason)
         return replace(out, missing=(unknown,), unlinked=(unknown,), collection=True)
-    if a.properties or a.period is not None or a.named_set:
+    if a.properties or a.period is not None or a.named_set or a.concepts:
         return a
     coded = {t for t in tokens(joined_codes(question)) if any(c.isdigit() for c in t)}
     if (_content_words(question) | coded) & scope.printed or _known_words(question, scope):
@@ -440,6 +446,46 @@ def _name_around(question: str, words: list[str], i: int) -> str:
 
 def _content_words(question: str) -> set[str]:
     return {t for t in tokens(question) if t.isalpha() and t not in STOPWORDS | _GRAMMAR}
+
+
+_PARTITIVE = frozenset(
+    """
+    shipment delivery order supply stock lot batch sample quantity amount load unit pack
+    package bottle drum can jar bag box case carton pallet tank tote cylinder container
+    kilogram kg gram liter litre gallon pound lb ton tonne ounce piece portion part kind
+    type sort grade form
+    """.split()  # noqa: SIM905
+)
+"""English nouns of quantity, container and kind: "<noun> of X" asks about X."""
+
+
+def _of_compound(question: str, a: QuestionAnalysis, scope: ScopeView) -> str | None:
+    """A name "<noun> of <name>" whose second part linked several of the question's
+    documents but that no document's name holds whole ("sugar of lead" linked the lead
+    salts; "milk of magnesia" a sheet that prints it does): the name the question
+    gives, or ``None``. The noun is no word of asking, of quantity or container (``a
+    shipment of X``), of the ontology's labels or of a linked name ("the flash point of
+    acetone", "a solution of sodium hydroxide" named so)."""
+    toks = tokens(question)
+    linked = {t for m in a.subjects for t in m.matched}
+    if len({m.doc_id for m in a.subjects}) < 2:  # a name that links one document is its own
+        return None
+    known = _ontology_words(scope.ontology) | _property_words(scope.ontology) | _GRAMMAR
+    for i in range(1, len(toks) - 1):
+        head = toks[i - 1]
+        if toks[i] != "of" or not head.isalpha() or head in STOPWORDS or head in known:
+            continue
+        if head in _PARTITIVE or head.rstrip("s") in _PARTITIVE:
+            continue  # "a shipment of X", "two drums of X": X itself
+        tail: list[str] = []
+        for t in toks[i + 1 :]:
+            if t not in linked:
+                break
+            tail.append(t)
+        index = scope.subjects
+        if tail and head not in linked and not set(index.naming([head])) & set(index.naming(tail)):
+            return " ".join([head, "of", *tail])
+    return None
 
 
 def _subject_words(scope: ScopeView) -> frozenset[str]:

@@ -526,12 +526,17 @@ class SdsReader(BasePackReader):
         return _title(pages)
 
     def aliases(self, facts: Sequence[ExtractedFact]) -> list[str]:
-        """A printed molecular formula ("H2SO4"): people name a chemical by it."""
+        """A printed molecular formula ("H2SO4"): people name a chemical by it; and each
+        name of a synonym list that separates its names by commas ("Magnesium
+        Hydrate, Milk of Magnesia"), where a comma inside one name is kept ("Acetic
+        acid, sodium salt", "Dichromic acid, Dipotassium salt": an index name)."""
         out: list[str] = []
         for f in facts:
             formula = _formula_name(f.value) if f.prop == "molecularFormula" else None
             if formula and f.status == "stated":
                 out.append(formula)
+            if f.prop == "synonym" and f.status == "stated":
+                out += [n for part in re.split(r"[;|]", f.value) for n in comma_names(part)]
         return out
 
     def other_names(self, name: str) -> list[str]:
@@ -543,3 +548,36 @@ class SdsReader(BasePackReader):
     def clean_name(self, value: str) -> str:
         """A name without the column label beside it ("Product Name ...", "... Company")."""
         return _trimmed(value, self._labels)
+
+
+_QUALIFIER = re.compile(
+    r"(?:salts?|esters?|(?:mono|di|tri|tetra|penta|hexa|hepta)?hydrates?|anhydrous|solution"
+    r"|homopolymer|compounds?|complex|\(\d[:\d]*\))\W*$",
+    re.I,
+)
+"""The last word of a chemical index name's inverted part ("..., sodium salt",
+"..., hydrate", "..., (3:2)"): no name of its own."""
+
+
+_LOCANT = re.compile(r"(?:[nopm]|sec|tert|iso|cis|trans|alpha|beta|gamma|[dl])-", re.I)
+"""A name's locant prefix ("n-Hexane", "p-Xylene", "tert-Butanol"): a lower-case start."""
+
+
+def comma_names(text: str) -> list[str]:
+    """The names of a comma-separated list, when it is one ("Magnesium Hydrate, Milk of
+    Magnesia": each part opens with a capital letter); a part that qualifies the one
+    before it (lower case, or a salt, ester or hydrate: "Acetic acid, sodium salt")
+    stays with it. ``[]`` when the text holds no comma."""
+    parts = [p.strip(" .") for p in re.split(r",(?![^()\[\]]*[)\]])", text)]  # not "(II,IV)"
+    if len(parts) < 2:
+        return []
+    names: list[str] = []
+    for part in parts:
+        if not part:
+            continue
+        opens = part[:1].isupper() or part[:1].isdigit() or _LOCANT.match(part) is not None
+        if names and (not opens or _QUALIFIER.search(part)):
+            names[-1] += ", " + part
+        else:
+            names.append(part)
+    return names if len(names) > 1 else []

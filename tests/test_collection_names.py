@@ -1,0 +1,98 @@
+"""Names and values a collection or lookup question gives, read precisely: a synonym list
+that separates names by commas, a name "<noun> of <name>" that no document prints, a
+printed range against a bound, a property whose values say yes or no."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hybrid_rag import HybridRAG
+from hybrid_rag.ask._collection import _range_high
+from hybrid_rag.packs.sds._reader import comma_names
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "sds" / "laballey"
+
+
+@pytest.mark.parametrize(
+    ("listed", "names"),
+    [
+        ("Magnesium Hydrate, Milk of Magnesia.", ["Magnesium Hydrate", "Milk of Magnesia"]),
+        ("Formalin, Formol", ["Formalin", "Formol"]),
+        ("Hexanes, Normal Hexane, n-Hexane", ["Hexanes", "Normal Hexane", "n-Hexane"]),
+        # an index name keeps its comma: the inverted part qualifies the one before
+        ("Acetic acid, sodium salt", []),
+        ("Sulfuric acid, iron(3+) salt (3:2), hydrate", []),
+        (
+            "Potassium bichromate, Dichromic acid, Dipotassium salt",
+            ["Potassium bichromate", "Dichromic acid, Dipotassium salt"],
+        ),
+        ("Lead(II,IV) oxide", []),  # a comma inside parentheses
+    ],
+)
+def test_a_comma_separated_synonym_list_gives_each_name(listed: str, names: list[str]) -> None:
+    assert comma_names(listed) == names
+
+
+@pytest.mark.parametrize(
+    ("value", "low", "high"),
+    [
+        ("-173.2 - -50.8 °F (-114 - -46 °C)", -114.0, -46.0),
+        ("78.3 - 80 °C", 78.3, 80.0),
+        ("100 to 120 °C", 100.0, 120.0),
+        ("-20 °C", -20.0, None),
+    ],
+)
+def test_the_upper_end_of_a_printed_range(value: str, low: float, high: float | None) -> None:
+    assert _range_high(value, low) == high
+
+
+def _sheets(*docs: str) -> list[Path]:
+    if not CORPUS.is_dir():
+        pytest.skip(f"the shared corpus is not at {CORPUS}")
+    return [CORPUS / f"{d}.pdf" for d in docs]
+
+
+@pytest.fixture(scope="module")
+def rag(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HybridRAG]:
+    files = _sheets(
+        "lead-acetate-acsanalytical-reagent-grade-671805314bcab",
+        "lead-nitrate-crystal-acs-grade-6758bd8f1e258",
+        "magnesium-hydroxide-powder-lab-grade-6537a08dd53f7",
+        "silver-nitrate-crystal-lab-grade-681875e00ec17",
+        "acetone-hplc-grade-6732361021b8a",
+        "acetone-100-lab-grade-66fff5ce68481",
+    )
+    with HybridRAG(tmp_path_factory.mktemp("names") / "store", embedder="hashing") as r:
+        r.ingest_many(files, raise_errors=True)
+        yield r
+
+
+def test_a_name_from_a_comma_list_links_its_sheet(rag: HybridRAG) -> None:
+    answer = rag.ask("What pH does our milk of magnesia have?")
+    assert {f.doc_id for f in answer.facts} == {
+        "magnesium-hydroxide-powder-lab-grade-6537a08dd53f7"
+    }
+
+
+def test_a_noun_of_a_shared_name_that_no_sheet_prints_is_not_answered(rag: HybridRAG) -> None:
+    # "lead" names two sheets; "sugar of lead" names neither of them
+    answer = rag.ask("What is the melting point of sugar of lead?")
+    assert answer.facts == []
+    assert answer.text is not None and "sugar of lead" in answer.text
+
+
+def test_a_quantity_of_a_name_asks_about_the_name(rag: HybridRAG) -> None:
+    answer = rag.ask("What flash point applies to a drum of acetone?")
+    assert {f.doc_id for f in answer.facts} == {
+        "acetone-hplc-grade-6732361021b8a",
+        "acetone-100-lab-grade-66fff5ce68481",
+    }
+
+
+def test_a_property_that_says_yes_or_no(rag: HybridRAG) -> None:
+    # silver nitrate prints "Marine pollutant : yes" in one transport block
+    answer = rag.ask("Which of the stored chemicals count as marine pollutants?")
+    assert {f.doc_id for f in answer.facts} == {"silver-nitrate-crystal-lab-grade-681875e00ec17"}
