@@ -484,6 +484,8 @@ class QuestionAnalysis:
         concept_combined: the question asks more than its concepts (a code, another
             property: "corrosive products not regulated for transport"): a member
             states the concepts and what the question's other words ask.
+        concept_negated: per concept, whether the question denies it ("Which acids are
+            not corrosive?"): a member does not state it.
     """
 
     question: str
@@ -527,6 +529,7 @@ class QuestionAnalysis:
     concept_words: tuple[str, ...] = ()
     concept_scheme: tuple[ConceptDef, ...] = ()
     concept_combined: bool = False
+    concept_negated: tuple[bool, ...] = ()
 
     @property
     def answered_directly(self) -> bool:

@@ -209,6 +209,12 @@ def test_a_code_no_category_has_is_another_schemes() -> None:
         ("ToxicIfSwallowed", "H301+H311 Toxic if swallowed or in contact with skin", True),
         ("FatalIfSwallowed", "Acute oral toxicity: Category 2", True),
         ("FatalIfSwallowed", "Acute oral toxicity Category 3", False),
+        # a statement's text states it too, but not inside a longer statement
+        ("H372", "Causes damage to organs through prolonged or repeated exposure.", True),
+        ("H370", "Causes damage to organs through prolonged or repeated exposure.", False),
+        ("FatalIfSwallowed", "May be fatal if swallowed and enters airways.", False),
+        ("AspirationHazard", "May be fatal if swallowed and enters airways.", True),
+        ("SkinCorrosion", "Causes severe skin burns and eye damage.", True),
     ],
 )
 def test_ghs_concepts_as_sheets_print_them(concept: str, value: str, states: bool) -> None:
@@ -227,6 +233,7 @@ SHEETS = {
     "acetone-hplc-grade-6732361021b8a": "flammable liquid, eye irritant",
     "nitric-acid-3-in-methanol-6537d3e640889": "classes in an unreadable table, H301 ...",
     "sodium-hydroxide-2n-solution-6707eb0f56b48": "Skin Corrosion Category 1A",
+    "cyclohexane-99-acs-grade-67bf948eaf6a5": "eye irritation 2, and the text of H320 (2B)",
 }
 
 
@@ -267,3 +274,13 @@ def test_a_statement_code_states_its_class_and_category(sheets: HybridRAG) -> No
 def test_a_category_beside_the_class_narrows_it(sheets: HybridRAG) -> None:
     members = _members(sheets, "Which products are classified Skin Corrosion Category 1A?")
     assert members == {"sodium-hydroxide-2n-solution-6707eb0f56b48"}
+
+
+def test_a_statement_of_the_asked_category_yields_to_a_class_line_of_another(
+    sheets: HybridRAG,
+) -> None:
+    # a sheet whose class line says eye irritation 2 is no 2B member by a statement text
+    answer = sheets.ask("Which of our products carry Eye Irritation Category 2B?")
+    assert "cyclohexane-99-acs-grade-67bf948eaf6a5" not in {f.doc_id for f in answer.facts}
+    answer = sheets.ask("Which of our products carry Eye Irritation Category 2?")
+    assert "cyclohexane-99-acs-grade-67bf948eaf6a5" in {f.doc_id for f in answer.facts}

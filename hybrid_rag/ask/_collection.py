@@ -34,7 +34,7 @@ from hybrid_rag.ask._collection_words import (
     question_codes,
     selective,
 )
-from hybrid_rag.ask._concepts import holds, stated_by
+from hybrid_rag.ask._concepts import holds, properties_read, stated_by
 from hybrid_rag.ask._phrasing import Composed, cite, clip, in_sentence, plural, unit_text
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.grammar import Threshold
@@ -179,24 +179,53 @@ def _among_concepts(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
 
 def _concept_members(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
     """The values that state the question's concepts (``hybrid_rag.ask._concepts``), of
-    the documents that state every one of them ("corrosive flammable liquids"; "either
-    ... or" asks for one of them)."""
+    the documents that state every one it asks for ("corrosive flammable liquids";
+    "either ... or" asks for one of them) and none it denies ("acids that are not
+    corrosive": of the documents that state a value the concept is read in)."""
     found: list[list[V]] = []
-    for concept, codes in zip(a.concepts, a.concept_codes, strict=True):
-        ranked = [
-            (rank, f)
-            for f in stated
-            if (rank := _rank(a, concept, codes, f)) is not None
-        ]
-        best: dict[str, int] = {}
-        for rank, f in ranked:
-            best[f.doc_id] = min(rank, best.get(f.doc_id, rank))
-        found.append([f for rank, f in ranked if rank == best[f.doc_id]])  # the class line first
+    denied: set[str] = set()
+    negated = a.concept_negated or (False,) * len(a.concepts)
+    for concept, codes, no in zip(a.concepts, a.concept_codes, negated, strict=True):
+        hits = _stating(a, concept, codes, stated)
+        if no:
+            denied |= {f.doc_id for f in hits}
+        else:
+            found.append(hits)
     if a.concept_combined:  # "... that are not regulated for transport": that too
         found.append(members(without_concepts(a), stated))
+    if not found:  # only denied concepts: of the documents that state a value of theirs
+        found = [_first_of(a, c, stated) for c, no in zip(a.concepts, negated, strict=True) if no]
     docs = [{f.doc_id for f in fs} for fs in found]
     keep = set.union(*docs) if _either(a) else set.intersection(*docs)
+    keep -= denied
     return list({id(f): f for fs in found for f in fs if f.doc_id in keep}.values())
+
+
+def _stating(
+    a: QuestionAnalysis, concept: ConceptDef, codes: Sequence[str], stated: Sequence[V]
+) -> list[V]:
+    """The values that state a concept; of a document, those that state it most
+    directly (its class line before a statement code)."""
+    ranked = [(rank, f) for f in stated if (rank := _rank(a, concept, codes, f)) is not None]
+    best: dict[str, int] = {}
+    for rank, f in ranked:
+        best[f.doc_id] = min(rank, best.get(f.doc_id, rank))
+    if codes:  # a class line of another category outweighs a statement ("Category 2A"
+        lined = {f.doc_id for f in stated if _rank(a, concept, (), f) == 0}  # and H320)
+        best = {d: r for d, r in best.items() if r == 0 or d not in lined}
+    return [f for rank, f in ranked if rank == best.get(f.doc_id)]
+
+
+def _first_of(a: QuestionAnalysis, concept: ConceptDef, stated: Sequence[V]) -> list[V]:
+    """Each document's first value of the properties a concept is read in: the
+    documents a denied concept is asked of ("Which products are not flammable?": those
+    whose classification is stated)."""
+    props = properties_read(concept, a.concept_scheme)
+    first: dict[str, V] = {}
+    for f in stated:
+        if not props or f.predicate in props:
+            first.setdefault(f.doc_id, f)
+    return list(first.values())
 
 
 def _rank(a: QuestionAnalysis, concept: ConceptDef, codes: Sequence[str], f: Valued) -> int | None:
@@ -492,7 +521,7 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
         per_doc.setdefault(f.doc_id, []).append(f)
     n = len(per_doc)
     noun = a.noun if n == 1 else plural(a.noun)
-    if a.set_loose and per_doc and collection_phrases(a.question, a.kind_words):
+    if a.set_loose and per_doc and collection_phrases(a.question, a.kind_words) and not a.concepts:
         return _loose_answer(a, per_doc, limit)
     if not per_doc:
         text = (
@@ -515,7 +544,7 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
     elif a.named_set and not collection_phrases(a.question, a.kind_words) and not a.threshold:
         text = f"{n} {noun} {'is' if n == 1 else 'are'} {_called(a)}: {items}."
     elif a.named_set or a.kind_label or (a.concepts and _bounded(a)):
-        among = _among(a) + ("," if a.concepts else "")
+        among = _among(a) + ("," if a.concepts and not (a.named_set or a.kind_label) else "")
         text = f"{n} {among} {verb} {_what(a, facts)}: {items}."
     elif a.others_of:
         text = f"{n} other {noun} {verb} {_what(a, facts)}{_besides(a)}: {items}."
@@ -554,7 +583,7 @@ def _among(a: QuestionAnalysis) -> str:
     """ "of the 12 sheets named 'zinc'", "of the 173 sheets whose physical state is
     liquid", "of the sheets that state 'flammable liquids' ...": the set the question is
     asked of."""
-    if a.concepts:
+    if a.concepts and not (a.named_set or a.kind_label):
         return f"of the {plural(a.noun)} that state {_concept_said(a)}"
     if a.named_set:
         return f"of the {len(a.named_set)} {plural(a.noun)} {_called(a)}"
@@ -660,13 +689,19 @@ def _concept_said(a: QuestionAnalysis) -> str:
     """The concepts as asked, the codes given beside them, and what they were read as
     (the narrowest of those that hold one another): "'corrosive', read as GHS skin
     corrosion (Category 1, 1A, 1B or 1C) or corrosive to metals (Category 1)"."""
-    said = " and ".join(f"'{w}'" for w in dict.fromkeys(a.concept_words))
+    negated = a.concept_negated or (False,) * len(a.concepts)
+    said = " and ".join(
+        dict.fromkeys(
+            f"not '{w}'" if no else f"'{w}'"
+            for w, no in zip(a.concept_words, negated, strict=True)
+        )
+    )
     codes = [c.upper() for cs in a.concept_codes for c in cs]
     if codes:
         said += f" of category {' or '.join(dict.fromkeys(codes))}"
     meant = [
-        c.definition or c.label
-        for c in a.concepts
+        ("not " if no else "") + (c.definition or c.label)
+        for c, no in zip(a.concepts, negated, strict=True)
         if not any(o != c and holds(c, o, a.concept_scheme) for o in a.concepts)
     ]
     said = f"{said}, read as {' and '.join(dict.fromkeys(meant))}" if meant else said

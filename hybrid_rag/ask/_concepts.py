@@ -35,6 +35,10 @@ __all__ = [
     "stating",
 ]
 
+_SMALL = STOPWORDS - {"may", "might", "can", "will", "should", "must", "not", "no"}
+"""Words a concept's label is matched across: not those of possibility or denial ("May
+cause damage to organs" is not "Causes damage to organs")."""
+
 MAX_LABEL_WORDS = 8
 """The longest concept label, in words, a question is matched against."""
 
@@ -46,6 +50,7 @@ class ConceptLink:
     concept: ConceptDef
     words: tuple[str, ...]
     codes: tuple[str, ...]
+    negated: bool = False
 
 
 def concepts_of(ontology: Ontology) -> tuple[ConceptDef, ...]:
@@ -93,12 +98,19 @@ def _readable(every: tuple[ConceptDef, ...]) -> tuple[ConceptDef, ...]:
 
 def link_concepts(question: str, concepts: Sequence[ConceptDef]) -> tuple[ConceptLink, ...]:
     """The concepts ``question`` names, in its order: at each word the longest label
-    that starts there (every concept with that label), then on after it."""
+    that starts there (every concept with that label), then on after it. Small words
+    ("the"), codes and the words that lead them ("Category") may come between a
+    label's words ("Acute Toxicity Category 4 (oral)" is acute oral toxicity of
+    category 4); a label right after "not" or "non" is negated."""
     if not concepts:
         return ()
     index = _label_index(tuple(concepts))
     toks = tokens(question)
-    at = [i for i, t in enumerate(toks) if t not in STOPWORDS]  # "enter the airways"
+    at = [
+        i
+        for i, t in enumerate(toks)
+        if t not in _SMALL and t not in CODE_LEADS and not _SHORT_CODE.fullmatch(t)
+    ]
     keys = [word_key(toks[i]) for i in at]
     found: list[ConceptLink] = []
     i = 0
@@ -112,12 +124,23 @@ def link_concepts(question: str, concepts: Sequence[ConceptDef]) -> tuple[Concep
             i += 1
             continue
         start, end = at[i], at[i + size - 1] + 1
-        codes = _codes_after(toks, end) or _code_before(toks, start)
+        inside = tuple(t for t in toks[start:end] if _SHORT_CODE.fullmatch(t))
+        codes = inside + _codes_after(toks, end) or _code_before(toks, start)
+        negated = _NEGATING.search(" ".join(toks[max(0, start - 3) : start])) is not None
         found += [
-            ConceptLink(c, tuple(toks[start:end]), codes) for c in index[tuple(keys[i : i + size])]
+            ConceptLink(c, tuple(toks[start:end]), codes, negated)
+            for c in index[tuple(keys[i : i + size])]
         ]
         i += size
     return tuple(found)
+
+
+_NEGATING = re.compile(
+    r"\b(?:not|non|no|without|nor)"
+    r"(?:\s+(?:\w+ly|an?|as|classified|rated|labell?ed|considered))*$"
+)
+"""Words right before a concept's label that deny it ("not corrosive", "non-flammable",
+"not classified as toxic")."""
 
 
 @lru_cache(maxsize=8)
@@ -125,7 +148,7 @@ def _label_index(concepts: tuple[ConceptDef, ...]) -> dict[tuple[str, ...], list
     index: dict[tuple[str, ...], list[ConceptDef]] = {}
     for c in concepts:
         for label in c.labels:
-            key = tuple(word_key(t) for t in tokens(label) if t not in STOPWORDS)
+            key = tuple(word_key(t) for t in tokens(label) if t not in _SMALL)
             if key and len(key) <= MAX_LABEL_WORDS and c not in index.setdefault(key, []):
                 index[key].append(c)
     return index
@@ -142,6 +165,8 @@ def _codes_after(toks: Sequence[str], at: int) -> tuple[str, ...]:
     word that leads a code may come between."""
     codes: list[str] = []
     i = at
+    while i < len(toks) and toks[i] in STOPWORDS and i < at + 2:  # "of category 1"
+        i += 1
     if i < len(toks) and toks[i] in CODE_LEADS:
         i += 1
     while i < len(toks) and _SHORT_CODE.fullmatch(toks[i]):
@@ -194,7 +219,7 @@ def stated_by(
             for m in pattern.finditer(value):
                 stated: list[str | None] = [_plain(x) for x in c.stated_categories]
                 said = stated or [printed_code(value, m.start(), m.end())]
-                if allowed and not all(x in allowed for x in said):
+                if allowed and not all(any(_within(x, al) for al in allowed) for x in said):
                     continue
                 if wanted and not all(any(_within(x, w) for w in wanted) for x in said):
                     continue

@@ -222,6 +222,9 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         concept_words=tuple(_said_of(c, links) for c in concepts),
         concept_scheme=concepts_of(ontology) if concepts else (),
         concept_combined=combined,
+        concept_negated=tuple(
+            all(link.negated for link in links if link.concept == c) for c in concepts
+        ),
     )
 
 
@@ -280,8 +283,9 @@ def _more_asked(
 
 
 def _said_of(concept: ConceptDef, links: Sequence[ConceptLink]) -> str:
-    """The words the question first named a concept by, as asked."""
-    return " ".join(next(link.words for link in links if link.concept == concept))
+    """The words the question first named a concept by, as asked (its codes apart)."""
+    words = next(link.words for link in links if link.concept == concept)
+    return " ".join(w for w in words if w not in CODE_LEADS and not code(w))
 
 
 def _codes_of(concept: ConceptDef, links: Sequence[ConceptLink]) -> tuple[str, ...]:

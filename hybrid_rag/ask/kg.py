@@ -166,7 +166,8 @@ async def run_kg_chain(
         scope = [d for d in scope if d not in analysis.others_of]
     if analysis.collection and analysis.kind_label:  # "Which liquids ...?"
         scope = [d for d in scope if d in analysis.kind_set]
-    if analysis.collection and analysis.named_set and not (analysis.set_loose and template):
+    loose = analysis.set_loose and template and not analysis.concepts  # a concept: the set
+    if analysis.collection and analysis.named_set and not loose:
         scope = [d for d in analysis.named_set if d in scope]  # "How many zinc compounds?"
         template = template or _naming_template(ontology)
     if template is not None and analysis.collection:  # precision first: members only
