@@ -96,3 +96,49 @@ def test_a_property_that_says_yes_or_no(rag: HybridRAG) -> None:
     # silver nitrate prints "Marine pollutant : yes" in one transport block
     answer = rag.ask("Which of the stored chemicals count as marine pollutants?")
     assert {f.doc_id for f in answer.facts} == {"silver-nitrate-crystal-lab-grade-681875e00ec17"}
+
+
+RATED = """
+@prefix pt: <http://example.org/parts#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix hr: <http://hybrid-rag.org/ns#> .
+pt:Part a owl:Class ; rdfs:label "Part" .
+pt:partName a owl:DatatypeProperty ; rdfs:label "Part name" ; rdfs:domain pt:Part .
+pt:ratedTemperature a owl:DatatypeProperty ; rdfs:label "Rated temperature" ;
+    hr:valueKind "temperature" ; rdfs:domain pt:Part .
+pt:notes a owl:DatatypeProperty ; rdfs:label "Notes" ; rdfs:domain pt:Part .
+"""
+
+RATED_DOCS = {
+    # says both: no rating is available, and a rating further down
+    "hose.txt": "Part name: Hose H-1\nRated temperature: No information available\n"
+    "Notes: Keep coiled.\nRated temperature: 40 °C\n",
+    "clamp.txt": "Part name: Clamp C-2\nRated temperature: 60 °C\nNotes: Steel.\n",
+    "valve.txt": "Part name: Valve V-3\nRated temperature: 120 °C\nNotes: Brass.\n",
+    "gasket.txt": "Part name: Gasket G-4\nNotes: Rubber.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def rated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HybridRAG]:
+    folder = tmp_path_factory.mktemp("rated")
+    (folder / "parts.ttl").write_text(RATED)
+    for name, text in RATED_DOCS.items():
+        (folder / name).write_text(text)
+    with HybridRAG(folder / "store", ontology=folder / "parts.ttl", embedder="hashing") as r:
+        r.ingest_many([folder / n for n in RATED_DOCS], raise_errors=True)
+        yield r
+
+
+def test_a_bound_does_not_rest_on_a_value_its_document_denies(rated: HybridRAG) -> None:
+    answer = rated.ask("Which parts have a rated temperature below 100 °C?")
+    assert {f.doc_id for f in answer.facts} == {"clamp"}
+    assert answer.text is not None
+    assert "1 more part prints a rated temperature that would count" in answer.text
+    assert "1 part does not state a rated temperature" in answer.text
+
+
+def test_an_extreme_does_not_rest_on_a_value_its_document_denies(rated: HybridRAG) -> None:
+    answer = rated.ask("Which part has the lowest rated temperature?")
+    assert {f.doc_id for f in answer.facts} == {"clamp"}

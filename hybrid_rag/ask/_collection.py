@@ -35,7 +35,15 @@ from hybrid_rag.ask._collection_words import (
     selective,
 )
 from hybrid_rag.ask._concepts import holds, properties_read, stated_by
-from hybrid_rag.ask._phrasing import Composed, cite, clip, in_sentence, plural, unit_text
+from hybrid_rag.ask._phrasing import (
+    Composed,
+    cite,
+    clip,
+    in_sentence,
+    plural,
+    unit_text,
+    with_article,
+)
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.grammar import Threshold
 from hybrid_rag.models import Fact
@@ -48,7 +56,9 @@ __all__ = [
     "Valued",
     "asked_phrases",
     "collection_answer",
+    "contradicted",
     "labels_only",
+    "left_out",
     "members",
     "without_concepts",
 ]
@@ -107,6 +117,9 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
         asked = {p.name for p in a.properties}
         return [f for f in facts if f.doc_id in a.named_set and f.predicate in asked]
     stated = [f for f in facts if f.status == "stated"]
+    if a.threshold is not None or a.intent in ("min", "max"):  # a value its sheet denies
+        denied = contradicted(a, facts)
+        stated = [f for f in stated if f.doc_id not in denied]
     if _bounded(a) and a.concepts:  # "the flammable liquids with a flash point below 0 °C"
         return _among_concepts(a, stated)
     if a.threshold is not None or a.intent in ("min", "max"):
@@ -157,6 +170,54 @@ def _affirmed(a: QuestionAnalysis, own: Sequence[V]) -> list[V]:
     say no: a property whose values answer yes or no."""
     wanted = _NO if _NEGATION.search(a.question) else _YES
     return [f for f in own if f.value.strip(" .:;!").lower() in wanted]
+
+
+def contradicted(a: QuestionAnalysis, facts: Sequence[V]) -> set[str]:
+    """The documents that state the asked quantity both as a number and as not available
+    ("Autoignition Temperature: No information available" in one section, "90 °C" in
+    another): no bound or extreme can rest on what the document itself denies."""
+    if not a.properties:
+        return set()
+    asked = a.properties[0].name
+    denied = {f.doc_id for f in facts if f.predicate == asked and f.status != "stated"}
+    valued = {
+        f.doc_id
+        for f in facts
+        if f.predicate == asked and f.status == "stated" and f.number is not None
+    }
+    return denied & valued
+
+
+def left_out(
+    a: QuestionAnalysis, facts: Sequence[V], chosen: Sequence[V], *, scope: int
+) -> list[str]:
+    """Sentences for a bound or an extreme of a typed quantity: how many documents state
+    none, and how many would pass but deny the value elsewhere (``contradicted``), so
+    that a reader knows what the list stands on."""
+    if not (a.threshold is not None or a.intent in ("min", "max")) or not a.properties:
+        return []
+    prop = a.properties[0]
+    label = in_sentence(prop.label)
+    stating = {f.doc_id for f in facts if f.predicate == prop.name and f.status == "stated"}
+    notes: list[str] = []
+    denied = contradicted(a, facts)
+    if denied:
+        plain = replace(a, concepts=())
+        pool = [f for f in facts if f.status == "stated" and f.predicate == prop.name]
+        would = {f.doc_id for f in _typed_members(plain, pool)} - {f.doc_id for f in chosen}
+        if n := len(would & denied):
+            noun = a.noun if n == 1 else plural(a.noun)
+            verb = ("prints", "says") if n == 1 else ("print", "say")
+            notes.append(
+                f"{n} more {noun} {verb[0]} {with_article(label)} that would count but "
+                f"elsewhere {verb[1]} no {label} is available; left out."
+            )
+    silent = scope - len(stating)
+    if silent > 0 and not (a.named_set or a.kind_set or a.concepts):
+        noun = a.noun if silent == 1 else plural(a.noun)
+        verb = "does" if silent == 1 else "do"
+        notes.append(f"{silent} {noun} {verb} not state {with_article(label)}.")
+    return notes
 
 
 def _bounded(a: QuestionAnalysis) -> bool:
@@ -667,7 +728,7 @@ def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
     if a.threshold is not None and a.properties:
         t = a.threshold
         said = f"{'above' if t.op == '>' else 'below'} {t.value:g}{unit_text(t.unit)}"
-        return f"a {in_sentence(a.properties[0].label)} {said}"
+        return f"{with_article(in_sentence(a.properties[0].label))} {said}"
     values = [_words(f.value) for f in facts]
     phrases = [w for w, _whole in asked_phrases(a, a.kind_words)]
     held = [

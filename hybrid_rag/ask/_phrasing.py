@@ -23,6 +23,7 @@ __all__ = [
     "join_names",
     "plural",
     "unit_text",
+    "with_article",
 ]
 
 
@@ -70,6 +71,11 @@ def plural(label: str) -> str:
     if label.endswith("y") and label[-2:-1] not in ("a", "e", "i", "o", "u"):
         return label[:-1] + "ies"
     return label + ("es" if label.endswith(("s", "x", "ch", "sh")) else "s")
+
+
+def with_article(phrase: str) -> str:
+    """ "a flash point", "an autoignition temperature" (by the first letter)."""
+    return f"{'an' if phrase[:1].lower() in 'aeiou' else 'a'} {phrase}"
 
 
 def in_sentence(label: str) -> str:

@@ -11,7 +11,13 @@ from hybrid_rag import _budget
 from hybrid_rag._prompt_vocab import describe_properties, prefix_of, relevant_properties
 from hybrid_rag._vocab import HR, RDFS_LABEL
 from hybrid_rag._workers import Workers
-from hybrid_rag.ask._collection import asked_phrases, labels_only, members, without_concepts
+from hybrid_rag.ask._collection import (
+    asked_phrases,
+    labels_only,
+    left_out,
+    members,
+    without_concepts,
+)
 from hybrid_rag.ask._collection_words import question_codes, search_roots
 from hybrid_rag.ask._concepts import properties_read
 from hybrid_rag.ask.analysis import QuestionAnalysis
@@ -72,6 +78,9 @@ class KGResult:
     attempts: list[SparqlAttempt] = field(default_factory=list)
     errors: list[ChainError] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+    notes: list[str] = field(default_factory=list)
+    """Sentences about what a collection answer leaves out ("12 sheets do not state a
+    flash point"), for its text."""
 
 
 def fact_query(
@@ -452,7 +461,9 @@ async def _collect(
                      workers=workers, facts=False)  # fmt: skip
     if res is None:
         return
-    chosen = members(a, [v for row in res.rows if (v := _stored_value(row)) is not None])
+    values = [v for row in res.rows if (v := _stored_value(row)) is not None]
+    chosen = members(a, values)
+    result.notes = left_out(a, values, chosen, scope=len(scope))
     wanted = list(dict.fromkeys(v.fact for v in chosen))
     found: dict[str, Fact] = {}
     for i in range(0, len(wanted), PROVENANCE_BATCH):

@@ -453,10 +453,12 @@ _PARTITIVE = frozenset(
     shipment delivery order supply stock lot batch sample quantity amount load unit pack
     package bottle drum can jar bag box case carton pallet tank tote cylinder container
     kilogram kg gram liter litre gallon pound lb ton tonne ounce piece portion part kind
-    type sort grade form
+    type sort grade form solution dilution suspension dispersion splash spill drop dose leak
+    release fire use
     """.split()  # noqa: SIM905
 )
-"""English nouns of quantity, container and kind: "<noun> of X" asks about X."""
+"""English nouns of quantity, container, kind and form: "<noun> of X" asks about X ("an
+aqueous solution of X")."""
 
 
 def _of_compound(question: str, a: QuestionAnalysis, scope: ScopeView) -> str | None:

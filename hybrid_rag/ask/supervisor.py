@@ -530,6 +530,8 @@ class Supervisor:
         usage = found.routing + (kg.usage if kg else Usage()) + (vec.usage if vec else Usage())
         composed = self.parts.composer.extractive(a, facts, passages, kg_searched=kg is not None)
         text = composed.text
+        if text and a.collection and kg is not None and kg.notes:  # what the list leaves out
+            text = " ".join([text, *kg.notes])
         sources: list[Literal["kg", "vector"]] = []
         if composed.used_facts or (facts and text):
             sources.append("kg")

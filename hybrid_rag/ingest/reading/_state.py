@@ -81,19 +81,22 @@ class _State:
             values[values.index(key)] = fresh
 
     def result(self) -> list[ExtractedFact]:
-        """Facts with, per property, unavailable ones dropped when a value is stated,
+        """Facts with, per property, unavailable ones dropped when a value is stated (but
+        one of a quantity or date: a document that also denies its value is read so),
         and at most a few distinct values kept."""
         for fact in self.later:
             self.add(fact)
         self.later = []
         stated = {f.prop for f in self.facts if f.status == "stated"}
-        counts: dict[tuple[str, int | None], int] = {}
+        counts: dict[tuple[str, int | None, str], int] = {}
         out: list[ExtractedFact] = []
         for f in _latest_entries(self.facts, self.comp.props):
-            if f.status == "unavailable" and f.prop in stated:
+            prop = self.comp.props.get(f.prop)
+            quantity = prop is not None and prop.kind in _QUANTITIES
+            if f.status == "unavailable" and f.prop in stated and not quantity:
                 continue
-            cap = _cap(f, self.comp.props.get(f.prop))
-            key = (f.prop, f.part)  # each part (a line item) has its own values
+            cap = _cap(f, prop)
+            key = (f.prop, f.part, f.status)  # each part (a line item) has its own values
             if counts.get(key, 0) >= cap:
                 continue
             counts[key] = counts.get(key, 0) + 1
@@ -138,6 +141,10 @@ def _entry(f: ExtractedFact, prop: _Prop) -> tuple[int, ExtractedFact] | None:
         return (int(m.group(1)), f) if m else None
     m = _ENTRY.fullmatch(f.value)
     return (int(m.group(1)), replace(f, value=m.group(2))) if m else None
+
+
+_QUANTITIES = frozenset(["number", "temperature", "range", "date"])
+"""Value kinds a bound, an extreme or a date span reads (``hybrid_rag.ask._collection``)."""
 
 
 def _cap(fact: ExtractedFact, prop: _Prop | None) -> int:
