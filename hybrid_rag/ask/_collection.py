@@ -207,16 +207,16 @@ def left_out(
         would = {f.doc_id for f in _typed_members(plain, pool)} - {f.doc_id for f in chosen}
         if n := len(would & denied):
             noun = a.noun if n == 1 else plural(a.noun)
-            verb = ("prints", "says") if n == 1 else ("print", "say")
+            prints, says = ("prints", "says") if n == 1 else ("print", "say")
             notes.append(
-                f"{n} more {noun} {verb[0]} {with_article(label)} that would count but "
-                f"elsewhere {verb[1]} no {label} is available; left out."
+                f"{n} more {noun} {prints} {with_article(label)} that would count but "
+                f"elsewhere {says} no {label} is available; left out."
             )
     silent = scope - len(stating)
     if silent > 0 and not (a.named_set or a.kind_set or a.concepts):
         noun = a.noun if silent == 1 else plural(a.noun)
-        verb = "does" if silent == 1 else "do"
-        notes.append(f"{silent} {noun} {verb} not state {with_article(label)}.")
+        does = "does" if silent == 1 else "do"
+        notes.append(f"{silent} {noun} {does} not state {with_article(label)}.")
     return notes
 
 
