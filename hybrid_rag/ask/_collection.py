@@ -21,7 +21,7 @@ the graph's facts over every document in scope, precision first:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 from typing import Protocol, TypeVar
@@ -34,7 +34,7 @@ from hybrid_rag.ask._collection_words import (
     question_codes,
     selective,
 )
-from hybrid_rag.ask._concepts import holds, properties_read, stated_by
+from hybrid_rag.ask._concepts import Readers, holds, properties_read, read_by, readers
 from hybrid_rag.ask._phrasing import (
     Composed,
     cite,
@@ -267,12 +267,15 @@ def _stating(
 ) -> list[V]:
     """The values that state a concept; of a document, those that state it most
     directly (its class line before a statement code)."""
-    ranked = [(rank, f) for f in stated if (rank := _rank(a, concept, codes, f)) is not None]
+    found = readers(concept, a.concept_scheme)
+    rank_of = _memo(found, codes)  # values repeat across documents: each read once
+    ranked = [(rank, f) for f in stated if (rank := rank_of(f)) is not None]
     best: dict[str, int] = {}
     for rank, f in ranked:
         best[f.doc_id] = min(rank, best.get(f.doc_id, rank))
     if codes:  # a class line of another category outweighs a statement ("Category 2A"
-        lined = {f.doc_id for f in stated if _rank(a, concept, (), f) == 0}  # and H320)
+        lined_of = _memo(found, ())
+        lined = {f.doc_id for f in stated if lined_of(f) == 0}  # and H320)
         best = {d: r for d, r in best.items() if r == 0 or d not in lined}
     return [f for rank, f in ranked if rank == best.get(f.doc_id)]
 
@@ -289,8 +292,17 @@ def _first_of(a: QuestionAnalysis, concept: ConceptDef, stated: Sequence[V]) -> 
     return list(first.values())
 
 
-def _rank(a: QuestionAnalysis, concept: ConceptDef, codes: Sequence[str], f: Valued) -> int | None:
-    return stated_by(concept, a.concept_scheme, predicate=f.predicate, value=f.value, codes=codes)
+def _memo(found: Readers, codes: Sequence[str]) -> Callable[[Valued], int | None]:
+    """``read_by`` of a value, read once per distinct property and value."""
+    seen: dict[tuple[str, str], int | None] = {}
+
+    def rank(f: Valued) -> int | None:
+        key = (f.predicate, f.value)
+        if key not in seen:
+            seen[key] = read_by(found, predicate=f.predicate, value=f.value, codes=codes)
+        return seen[key]
+
+    return rank
 
 
 def without_concepts(a: QuestionAnalysis) -> QuestionAnalysis:

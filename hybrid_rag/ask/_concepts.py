@@ -31,6 +31,8 @@ __all__ = [
     "link_concepts",
     "printed_code",
     "properties_read",
+    "read_by",
+    "readers",
     "stated_by",
     "stating",
 ]
@@ -209,9 +211,27 @@ def stated_by(
     """How directly a value states ``concept`` (``stating``): 0 by a pattern and the
     code printed with it, 1 by a pattern that states its category by itself (a
     statement code); ``None`` when it does not."""
+    return read_by(readers(concept, every), predicate=predicate, value=value, codes=codes)
+
+
+Readers = tuple[tuple[ConceptDef, frozenset[str]], ...]
+"""A concept and its narrower ones that have patterns, each with the properties it is
+read in (``readers``)."""
+
+
+def readers(concept: ConceptDef, every: Sequence[ConceptDef]) -> Readers:
+    """What reads a concept in values: it and its narrower concepts that have patterns,
+    each with its properties (work this out once per question, then ``read_by``)."""
+    return _readers(concept, tuple(every))
+
+
+def read_by(
+    found: Readers, *, predicate: str, value: str, codes: Sequence[str] = ()
+) -> int | None:
+    """``stated_by`` with the concept's ``readers`` worked out."""
     wanted = {_plain(c) for c in codes}
     best: int | None = None
-    for c, props in _readers(concept, tuple(every)):
+    for c, props in found:
         if props and predicate not in props:
             continue
         allowed = {_plain(x) for x in c.categories}
