@@ -34,7 +34,14 @@ from hybrid_rag.ask._collection_words import (
     question_codes,
     selective,
 )
-from hybrid_rag.ask._concepts import Readers, holds, properties_read, read_by, readers
+from hybrid_rag.ask._concepts import (
+    Readers,
+    holds,
+    properties_read,
+    read_by,
+    readers,
+    stated_at,
+)
 from hybrid_rag.ask._phrasing import (
     Composed,
     cite,
@@ -590,7 +597,7 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
     if a.intent == "lookup" and a.named_set:
         return _per_value(a, facts, limit)
     per_doc: dict[str, list[Fact]] = {}
-    for f in facts:
+    for f in _shown(a, facts):
         per_doc.setdefault(f.doc_id, []).append(f)
     n = len(per_doc)
     noun = a.noun if n == 1 else plural(a.noun)
@@ -643,6 +650,35 @@ def _loose_answer(a: QuestionAnalysis, per_doc: dict[str, list[Fact]], limit: in
         text += f" {others} {'states' if n_out == 1 else 'state'} it too: {_listed(outside)}."
     cites = tuple(fs[0].evidence for fs in per_doc.values())
     return Composed(clip(text, limit), cites, True, False)
+
+
+def _shown(a: QuestionAnalysis, facts: Sequence[Fact]) -> list[Fact]:
+    """The facts as the answer's text shows them: of a value that states a concept
+    inside a longer text (a list of hazard statements), the sentence that states it."""
+    if not a.concepts:
+        return list(facts)
+    found = [readers(c, a.concept_scheme) for c in a.concepts]
+    out: list[Fact] = []
+    for f in facts:
+        hit = next(
+            (h for r in found if (h := stated_at(r, predicate=f.predicate, value=f.value))),
+            None,
+        )
+        out.append(f.model_copy(update={"value": _sentence_at(f.value, hit[1])}) if hit else f)
+    return out
+
+
+_SENTENCE_END = re.compile(r"(?<=[.;])\s+|\n|\s{2,}")
+
+
+def _sentence_at(text: str, at: int) -> str:
+    """The sentence of ``text`` that holds offset ``at``."""
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.end() > at:
+            return text[start : m.start()].strip()
+        start = m.end()
+    return text[start:].strip()
 
 
 def _listed(per_doc: dict[str, list[Fact]]) -> str:

@@ -33,6 +33,7 @@ __all__ = [
     "properties_read",
     "read_by",
     "readers",
+    "stated_at",
     "stated_by",
     "stating",
 ]
@@ -229,8 +230,17 @@ def read_by(
     found: Readers, *, predicate: str, value: str, codes: Sequence[str] = ()
 ) -> int | None:
     """``stated_by`` with the concept's ``readers`` worked out."""
+    hit = stated_at(found, predicate=predicate, value=value, codes=codes)
+    return None if hit is None else hit[0]
+
+
+def stated_at(
+    found: Readers, *, predicate: str, value: str, codes: Sequence[str] = ()
+) -> tuple[int, int, int] | None:
+    """``(rank, start, end)``: how directly a value states the concept (``stated_by``)
+    and where, the most direct first; ``None`` when it does not."""
     wanted = {_plain(c) for c in codes}
-    best: int | None = None
+    best: tuple[int, int, int] | None = None
     for c, props in found:
         if props and predicate not in props:
             continue
@@ -244,8 +254,8 @@ def read_by(
                 if wanted and not all(any(_within(x, w) for w in wanted) for x in said):
                     continue
                 if not stated:
-                    return 0
-                best = 1
+                    return 0, m.start(), m.end()
+                best = best or (1, m.start(), m.end())
     return best
 
 
