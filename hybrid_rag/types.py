@@ -29,6 +29,7 @@ __all__ = [
     "OntologyMatching",
     "PropertyDef",
     "QuestionAnalysis",
+    "Reading",
     "ScopeView",
     "Status",
     "SubjectIndex",
@@ -306,6 +307,23 @@ Intent = Literal["lookup", "min", "max", "filter", "same", "procedure", "out_of_
 
 
 @dataclass(frozen=True, slots=True)
+class Reading:
+    """A name the question gives that no document prints, as a model read it (the
+    answer shows it as ``hybrid_rag.models.NameReading``).
+
+    Attributes:
+        said: the name as the question writes it ("slaked lime").
+        read_as: the name it was read as ("calcium hydroxide").
+        doc_ids: the documents whose names print ``read_as`` that the question is
+            asked of; empty when none does or the reading is unsure.
+    """
+
+    said: str
+    read_as: str
+    doc_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ScopeView:
     """What a router may know of the scope: its documents, their products, the ontology.
 
@@ -407,6 +425,9 @@ class QuestionAnalysis:
             one as "not stated".
         umbrellas: the asked properties that brought ``items``: a document that states
             an item but not the umbrella is not said to lack the umbrella.
+        readings: names the question gives that no document prints, as a model read
+            them (``Reading``): the answer opens by saying so; an empty ``doc_ids``
+            with ``out_of_scope`` means the reading linked no document or is unsure.
     """
 
     question: str
@@ -445,6 +466,7 @@ class QuestionAnalysis:
     other_items: frozenset[str] = frozenset()
     items: frozenset[str] = frozenset()
     umbrellas: frozenset[str] = frozenset()
+    readings: tuple[Reading, ...] = ()
 
     @property
     def answered_directly(self) -> bool:

@@ -33,6 +33,7 @@ from hybrid_rag import _budget
 from hybrid_rag._budget import open_budget
 from hybrid_rag._workers import Workers
 from hybrid_rag.ask._collection_words import generic
+from hybrid_rag.ask._readings import reading_note
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView
 from hybrid_rag.ask.answer import passage_facts, prints_a_value
 from hybrid_rag.ask.compose import AnswerComposer, Synthesis
@@ -60,6 +61,7 @@ from hybrid_rag.models import (
     ChainError,
     ChatMessage,
     Fact,
+    NameReading,
     Usage,
 )
 from hybrid_rag.protocols import (
@@ -251,11 +253,13 @@ class Supervisor:
         facts = found.kg.facts if found.kg else []
         passages = found.vec.passages if found.vec else []
         if llm is None or not (facts or passages):
-            answer = self._extractive(found)
+            answer = _finish(self._extractive(found), found)
             if answer.text:
                 yield answer.text
-            yield _finish(answer, found)
+            yield answer
             return
+        if found.analysis.readings:  # how a name was read comes first, as in the Answer
+            yield reading_note(found.analysis.readings, found.analysis.noun) + " "
         first: float | None = None
         synth: Synthesis | ChainError | None = None
         async for part in self.parts.composer.synthesise_stream(
@@ -807,9 +811,26 @@ def _catalogued(found: VectorResult, scope: Sequence[str]) -> bool:
 
 
 def _finish(answer: Answer, found: _Found) -> Answer:
+    answer = _with_readings(answer, found.analysis)
     timings = {**found.timings, "answer_ms": _ms(found.t_chains), "total_ms": _ms(found.t0)}
     _log(answer, timings)
     return answer.model_copy(update={"timings": {**answer.timings, **timings}})
+
+
+def _with_readings(answer: Answer, a: QuestionAnalysis) -> Answer:
+    """``answer`` opening with how a model read the names no document prints
+    (``reading_note``), with ``readings`` for code; unchanged without readings."""
+    if not a.readings:
+        return answer
+    text = f"{reading_note(a.readings, a.noun)} {answer.text}" if answer.text else None
+    return answer.model_copy(update={"text": text, "readings": _name_readings(a)})
+
+
+def _name_readings(a: QuestionAnalysis) -> list[NameReading]:
+    """The analysis's readings as the answer shows them."""
+    return [
+        NameReading(said=r.said, read_as=r.read_as, doc_ids=list(r.doc_ids)) for r in a.readings
+    ]
 
 
 def _abstention(composed: Abstention | None, *, found: bool, text: str | None) -> Abstention | None:
@@ -848,6 +869,7 @@ def _direct(a: QuestionAnalysis, *, mode: AskMode, scope: list[str] | None, t0: 
         scope=scope,
         abstention="refused" if refused else "out_of_scope",
         timings={"total_ms": _ms(t0)},
+        readings=_name_readings(a),
     )
 
 
