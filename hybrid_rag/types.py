@@ -386,6 +386,10 @@ class QuestionAnalysis:
             ``filter`` (by the phrases of ``hybrid_rag.ask._collection_words``, or by
             ``threshold``), ``min`` or ``max``.
         counting: a collection question that asks how many.
+        aggregate: a collection question that counts per group, ranks groups by a
+            count, bounds a count of things per document, or averages or sums
+            (``hybrid_rag.ask._collection_words.aggregating``): no template answers
+            it; a chat model writes an aggregate query, and without one it abstains.
         vocabulary: for a collection question, stems of the ontology's label words: a
             word of the question that only says where to look ("CAS", "transport").
         named_set: for a collection over the documents a name many of them share
@@ -451,6 +455,7 @@ class QuestionAnalysis:
     unlinked: tuple[str, ...] = ()
     collection: bool = False
     counting: bool = False
+    aggregate: bool = False
     vocabulary: frozenset[str] = frozenset()
     named_set: tuple[str, ...] = ()
     set_name: str | None = None

@@ -6,7 +6,9 @@ confident, no model is called (the template fast path):
 * the question is unsafe or out of scope (not because it names none of many
   documents: the model may know a name the rules do not), or
 * it links at least one document's subject and names a property or has a clear intent
-  (``min``/``max``/``filter``/``same``/``procedure``).
+  (``min``/``max``/``filter``/``same``/``procedure``), or
+* it counts, groups or averages across the documents (``QuestionAnalysis.aggregate``):
+  the model's call is better spent on the aggregate query.
 
 Otherwise, and also when the question was found out of scope only because a name it
 gives links no document (``QuestionAnalysis.unlinked``) or because it names none of
@@ -170,7 +172,7 @@ def _listing(values: Sequence[str]) -> dict[str, Any]:
 
 def is_confident(a: QuestionAnalysis) -> bool:
     """Whether a rule-based analysis is sure enough that no model needs to read the question."""
-    if a.answered_directly:
+    if a.answered_directly or a.aggregate:  # an aggregate's call goes to its query
         return True
     return bool(a.subjects) and (bool(a.properties) or a.intent in _CLEAR)
 

@@ -196,7 +196,7 @@ class Supervisor:
         llm = self.parts.llm
         facts = found.kg.facts if found.kg else []
         passages = found.vec.passages if found.vec else []
-        if llm is None or not (facts or passages):
+        if llm is None or not (facts or passages) or _counted(found):
             return _finish(self._extractive(found), found)
         box: list[Answer] = []
 
@@ -252,7 +252,7 @@ class Supervisor:
         llm = self.parts.llm
         facts = found.kg.facts if found.kg else []
         passages = found.vec.passages if found.vec else []
-        if llm is None or not (facts or passages):
+        if llm is None or not (facts or passages) or _counted(found):
             answer = _finish(self._extractive(found), found)
             if answer.text:
                 yield answer.text
@@ -532,7 +532,9 @@ class Supervisor:
             if e.kind == "DamagedStoreError":
                 raise DamagedStoreError(f"{e.chain} chain: {e.message}", path="", repair="")
         usage = found.routing + (kg.usage if kg else Usage()) + (vec.usage if vec else Usage())
-        composed = self.parts.composer.extractive(a, facts, passages, kg_searched=kg is not None)
+        composed = self.parts.composer.extractive(
+            a, facts, passages, kg_searched=kg is not None, grouped=kg.grouped if kg else None
+        )
         text = composed.text
         sources: list[Literal["kg", "vector"]] = []
         if composed.used_facts or (facts and text):
@@ -574,6 +576,12 @@ def _cut_short(errors: Sequence[ChainError], abstention: str | None) -> bool:
     if abstention == "not_in_documents":
         return bool(cut)
     return abstention == "not_stated" and "kg" in cut
+
+
+def _counted(found: _Found) -> bool:
+    """Whether the answer is an aggregate's count, which the library reads off the cited
+    members (``hybrid_rag.ask._aggregate``): no model writes it, none could ground it."""
+    return found.analysis.aggregate or (found.kg is not None and found.kg.grouped is not None)
 
 
 def _passage_facts(found: _Found) -> list[Fact] | None:
