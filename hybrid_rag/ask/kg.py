@@ -698,7 +698,7 @@ async def _llm_chain(
             ok, feedback = await _try_generated(
                 query,
                 origin,
-                every=a.collection,
+                a,
                 graph=graph,
                 scope=scope,
                 result=result,
@@ -832,8 +832,8 @@ def check_generated(query: str, *, allowed_graphs: Sequence[str]) -> str:
 async def _try_generated(
     query: str,
     origin: str,
+    a: QuestionAnalysis,
     *,
-    every: bool,
     graph: GraphStore,
     scope: Sequence[str],
     result: KGResult,
@@ -843,8 +843,9 @@ async def _try_generated(
     """Check and run one generated query; ``(found, feedback for the model)``.
 
     An aggregate runs, then the query for its members (``aggregate_members``), every
-    one read with its evidence and group; so are all the facts of a plain query when
-    ``every`` (a collection question), else the first 50.
+    one read with its evidence and group (``KGResult.grouped``, as for any query of an
+    aggregate question); every fact of a plain query is read for a collection
+    question, else the first 50.
     """
     graphs = [graph.graph_iri(d) for d in scope]
     try:
@@ -865,12 +866,13 @@ async def _try_generated(
     rows = [r for r in res.rows if "fact" in r and r["fact"].kind == "iri"]
     if not rows:
         return False, "The query returned no rows. Broaden it (fewer constraints, CONTAINS)."
-    if grouping is None and not every:
+    if grouping is None and not a.collection:
         iris = [r["fact"].value for r in rows[:50]]
         await _run(fact_query([], facts=iris), "template", graph=graph, scope=scope,
                    result=result, workers=workers)  # fmt: skip
         return True, None
-    await _members(rows, grouping.keys if grouping else (), graph=graph, scope=scope,
+    keys = grouping.keys if grouping else ()
+    await _members(rows, keys, grouping is not None or a.aggregate, graph=graph, scope=scope,
                    result=result, workers=workers)  # fmt: skip
     return True, None
 
@@ -886,19 +888,22 @@ def _members_query(query: str, graphs: Sequence[str]) -> AggregateMembers | None
 async def _members(
     rows: Sequence[dict[str, Term]],
     keys: Sequence[str],
+    counted: bool,
     *,
     graph: GraphStore,
     scope: Sequence[str],
     result: KGResult,
     workers: Workers,
 ) -> None:
-    """Every member of an aggregate (or of an aggregate question's plain query) as a
-    cited fact, with its group's key values (``KGResult.grouped``)."""
+    """Every fact of ``rows`` as a cited fact; when ``counted`` (an aggregate, or any
+    query of an aggregate question) with its group's key values (``KGResult.grouped``)."""
     label = {r["fact"].value: "\t".join(r[k].value if k in r else "" for k in keys) for r in rows}
     found = await _provenance(list(label), "template", graph=graph, scope=scope,
                               result=result, workers=workers)  # fmt: skip
     kept = [(f, label[iri]) for iri, f in found.items()]
     result.facts.extend(f for f, _label in kept)
+    if not counted:
+        return
     result.grouped = Grouped(
         keys=tuple(keys),
         labels=tuple(lab for _f, lab in kept),
