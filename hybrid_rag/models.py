@@ -29,6 +29,7 @@ __all__ = [
     "Evidence",
     "Fact",
     "IngestReport",
+    "NameReading",
     "Page",
     "Passage",
     "PreparedDocument",
@@ -210,6 +211,29 @@ class SparqlAttempt(_Model):
     error: str | None = None
 
 
+class NameReading(_Model):
+    """How a name the question gives was read when no document in scope prints it.
+
+    A chat model reads the name ("slaked lime") as the name it is usually listed under
+    ("calcium hydroxide"); the library then links the documents whose own names or
+    synonyms print that reading, with its own name matching (never a document id the
+    model wrote). ``Answer.text`` says so in a sentence; this is the same for code.
+
+    Attributes:
+        said: the name as the question writes it.
+        read_as: what it was read as (the model's words).
+        by: who read it: ``"model"``, the LLM router.
+        doc_ids: the documents whose names print ``read_as`` and that the answer is
+            about; empty when none does, or when the reading is unsure (the answer then
+            abstains and says why).
+    """
+
+    said: str
+    read_as: str
+    by: Literal["model"] = "model"
+    doc_ids: list[str] = Field(default_factory=list)
+
+
 class ChainError(_Model):
     """A failure of one retrieval chain (or of the routing or synthesis call), as data.
 
@@ -228,7 +252,8 @@ class Answer(_Model):
     Every statement in ``text`` is backed by ``facts`` (each with evidence) or
     ``passages``. When the answer abstains, ``abstention`` says why (code reads it) and
     ``text`` is one short sentence a person can read, or ``None`` when neither chain found
-    anything to say.
+    anything to say. When a model read a name no document prints (``readings``), the
+    text opens with a sentence saying how it was read.
     """
 
     question: str
@@ -245,6 +270,7 @@ class Answer(_Model):
     scope: list[str] | None = None
     citations: list[Evidence] = Field(default_factory=list)
     abstention: Abstention | None = None
+    readings: list[NameReading] = Field(default_factory=list)
 
     def __repr__(self) -> str:
         return _display.answer_repr(self)

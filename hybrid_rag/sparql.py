@@ -11,6 +11,8 @@ functions that need it, so ``import hybrid_rag`` stays light.
   ``sql:``), and any ``\\u``/``\\U`` escape whose meaning differs between engines.
 * ``check_structure`` adds the checks for LLM-written queries: no cartesian
   products of unrelated patterns, and a row cap (``LIMIT``) on every ``SELECT``.
+* ``aggregate_members`` turns an aggregate ``SELECT`` (``COUNT``, ``GROUP BY`` ...)
+  into the query for the solutions it aggregates, so that each member can be cited.
 * ``sparql_literal`` and ``sparql_iri`` escape values for query templates.
 * ``with_dataset`` pins a query's dataset to given graphs by rewriting its ``FROM``
   clauses, for remote stores that cannot take a protocol dataset.
@@ -29,6 +31,8 @@ from hybrid_rag.rdf import XSD, Term, literal
 
 __all__ = [
     "SAFE_FUNCTIONS",
+    "AggregateMembers",
+    "aggregate_members",
     "allow_functions",
     "check_structure",
     "sparql_iri",
@@ -325,6 +329,113 @@ def check_structure(sparql: str, *, max_rows: int = 1000) -> str:
     if capped != sparql and _analyse(capped)[0] is not None:
         raise SparqlValidationError("cannot add a LIMIT to this query: write one explicitly")
     return capped
+
+
+class AggregateMembers(NamedTuple):
+    """What ``aggregate_members`` makes of an aggregate query.
+
+    Attributes:
+        query: a ``SELECT DISTINCT ?<member> ?<key> ...`` over the same pattern,
+            restricted to the groups the aggregate keeps (its ``HAVING``, ``ORDER BY``
+            and ``LIMIT`` apply through a sub-select): the solutions it aggregates.
+        keys: the ``GROUP BY`` variables, in order (none for one group of all).
+    """
+
+    query: str
+    keys: tuple[str, ...]
+
+
+_AGGREGATES = ("COUNT", "SUM", "AVG", "MIN", "MAX", "GROUP_CONCAT", "SAMPLE")
+_MODIFIERS = ("GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "VALUES")
+
+
+def aggregate_members(sparql: str, *, member: str = "fact") -> AggregateMembers | None:
+    """The members of an aggregate ``SELECT``, so that every one can be cited.
+
+    An aggregate (``COUNT``, ``SUM``, ``AVG``, ``MIN``, ``MAX``, ``GROUP_CONCAT``,
+    ``SAMPLE``, ``GROUP BY`` or ``HAVING``) answers with numbers no source states; the
+    solutions it aggregates are what the documents state. This writes the query that
+    selects them: the same prologue and pattern, ``?member`` and the ``GROUP BY``
+    variables, joined (when grouped) with the aggregate itself as a sub-select, so
+    that a ``HAVING``, an ``ORDER BY`` or a ``LIMIT`` over groups keeps the same groups.
+
+    Call it on a query that passed ``validate_query``; check the result the same way.
+
+    Args:
+        sparql: a read-only query.
+        member: the variable (without ``?``) each solution's member is bound to.
+
+    Returns:
+        ``None`` when the query is no aggregate ``SELECT``.
+
+    Raises:
+        SparqlValidationError: an aggregate whose pattern does not bind ``?member``,
+            whose ``GROUP BY`` is not plain variables, or whose shape cannot be read.
+    """
+    toks = _tokens(sparql)
+    select = next((i for i, t in enumerate(toks) if _is_kw(t, "SELECT")), None)
+    if select is None:
+        return None
+    body = _where_group(toks, select)
+    if body is None:
+        raise SparqlValidationError("no WHERE group found after SELECT")
+    start, end = body
+    projection = toks[select + 1 : start]
+    tail = toks[end + 1 :]
+    aggregated = any(
+        _is_kw(t, *_AGGREGATES) and i + 1 < len(projection) and projection[i + 1].text == "("
+        for i, t in enumerate(projection)
+    )
+    if not aggregated and not any(_is_kw(t, "GROUP", "HAVING") for t in tail):
+        return None
+    if not any(t.kind == "var" and t.text[1:] == member for t in toks[start:end]):
+        raise SparqlValidationError(
+            f"an aggregate must count facts bound to ?{member} in its pattern "
+            f"(e.g. COUNT(DISTINCT ?{member})) so that every member can be cited"
+        )
+    keys = _group_keys(tail)
+    prologue = sparql[: toks[select].start]
+    pattern = sparql[toks[start].start : toks[end].end]
+    if not keys:
+        return AggregateMembers(f"{prologue}SELECT DISTINCT ?{member} WHERE {pattern}", ())
+    inner = sparql[toks[select].start :]  # with its modifiers: the same groups
+    listed = " ".join(f"?{k}" for k in keys)
+    query = (
+        f"{prologue}SELECT DISTINCT ?{member} {listed} WHERE {{\n"
+        f"  {{ {inner.strip()} }}\n  {pattern[1:-1].strip()}\n}}"
+    )
+    return AggregateMembers(query, keys)
+
+
+def _where_group(toks: list[_Tok], select: int) -> tuple[int, int] | None:
+    """Token indexes of the ``{`` and the matching ``}`` of the query's WHERE group."""
+    depth, start = 0, None
+    for i in range(select + 1, len(toks)):
+        text = toks[i].text
+        if start is None:
+            depth += (text == "(") - (text == ")")
+            if text == "{" and depth == 0:
+                start, depth = i, 1
+            continue
+        depth += (text == "{") - (text == "}")
+        if depth == 0:
+            return start, i
+    return None
+
+
+def _group_keys(tail: list[_Tok]) -> tuple[str, ...]:
+    """The variables of a ``GROUP BY`` clause (none without one)."""
+    at = next((i for i, t in enumerate(tail) if _is_kw(t, "GROUP")), None)
+    if at is None:
+        return ()
+    keys: list[str] = []
+    for t in tail[at + 2 :]:  # past "GROUP BY"
+        if _is_kw(t, *_MODIFIERS):
+            break
+        if t.kind != "var":
+            raise SparqlValidationError("GROUP BY may only list variables, not expressions")
+        keys.append(t.text[1:])
+    return tuple(keys)
 
 
 def _with_row_cap(sparql: str, max_rows: int) -> str:

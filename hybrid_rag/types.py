@@ -31,6 +31,7 @@ __all__ = [
     "OntologyMatching",
     "PropertyDef",
     "QuestionAnalysis",
+    "Reading",
     "ScopeView",
     "Status",
     "SubjectIndex",
@@ -371,6 +372,23 @@ Intent = Literal["lookup", "min", "max", "filter", "same", "procedure", "out_of_
 
 
 @dataclass(frozen=True, slots=True)
+class Reading:
+    """A name the question gives that no document prints, as a model read it (the
+    answer shows it as ``hybrid_rag.models.NameReading``).
+
+    Attributes:
+        said: the name as the question writes it ("slaked lime").
+        read_as: the name it was read as ("calcium hydroxide").
+        doc_ids: the documents whose names print ``read_as`` that the question is
+            asked of; empty when none does or the reading is unsure.
+    """
+
+    said: str
+    read_as: str
+    doc_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ScopeView:
     """What a router may know of the scope: its documents, their products, the ontology.
 
@@ -433,6 +451,10 @@ class QuestionAnalysis:
             ``filter`` (by the phrases of ``hybrid_rag.ask._collection_words``, or by
             ``threshold``), ``min`` or ``max``.
         counting: a collection question that asks how many.
+        aggregate: a collection question that counts per group, ranks groups by a
+            count, bounds a count of things per document, or averages or sums
+            (``hybrid_rag.ask._collection_words.aggregating``): no template answers
+            it; a chat model writes an aggregate query, and without one it abstains.
         vocabulary: for a collection question, stems of the ontology's label words: a
             word of the question that only says where to look ("CAS", "transport").
         named_set: for a collection over the documents a name many of them share
@@ -486,6 +508,9 @@ class QuestionAnalysis:
             states the concepts and what the question's other words ask.
         concept_negated: per concept, whether the question denies it ("Which acids are
             not corrosive?"): a member does not state it.
+        readings: names the question gives that no document prints, as a model read
+            them (``Reading``): the answer opens by saying so; an empty ``doc_ids``
+            with ``out_of_scope`` means the reading linked no document or is unsure.
     """
 
     question: str
@@ -509,6 +534,7 @@ class QuestionAnalysis:
     unlinked: tuple[str, ...] = ()
     collection: bool = False
     counting: bool = False
+    aggregate: bool = False
     vocabulary: frozenset[str] = frozenset()
     named_set: tuple[str, ...] = ()
     set_name: str | None = None
@@ -530,6 +556,7 @@ class QuestionAnalysis:
     concept_scheme: tuple[ConceptDef, ...] = ()
     concept_combined: bool = False
     concept_negated: tuple[bool, ...] = ()
+    readings: tuple[Reading, ...] = ()
 
     @property
     def answered_directly(self) -> bool:

@@ -54,6 +54,7 @@ EXPECTED_ALL = {
     "InvalidDocIdError",
     "LLMError",
     "LLMProvider",
+    "NameReading",
     "OcrOptions",
     "OcrUnavailableError",
     "Ontology",

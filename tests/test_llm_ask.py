@@ -569,9 +569,10 @@ def test_a_summary_that_drops_what_the_graph_says_is_not_served(rag: HybridRAG) 
 
 
 def test_a_question_naming_none_of_many_documents_is_read_by_the_model() -> None:
-    # offline: which of twelve? The model may know the name ("glorbate" is d4's product);
-    # when it links none either, the question stays unanswered, never one document's
-    # passage for all
+    # offline: which of twelve? The model may know the name ("glorbate" is what d4's
+    # product is listed as): it says so, and the library links d4 by that name; a bare
+    # id it writes, which the prompt did not list, links nothing; when it reads none,
+    # the question stays unanswered, never one document's passage for all
     from hybrid_rag.ontology import load_ontology
 
     index = SubjectIndex([(f"d{i}", [f"Examplon Solvent {i}0%"]) for i in range(1, 13)])
@@ -580,12 +581,18 @@ def test_a_question_naming_none_of_many_documents_is_read_by_the_model() -> None
     offline = OfflineRouter().route_sync(question, scope=scope)
     assert offline.intent == "out_of_scope" and offline.unnamed
 
-    def reads(docs: list[str]) -> LLMRouter:
+    def reads(docs: list[str], names: list[dict[str, str]]) -> LLMRouter:
         reply = {"intent": "lookup", "documents": docs, "properties": ["flashPoint"],
-                 "filter_terms": [], "reason": None, "standalone": None}  # fmt: skip
+                 "filter_terms": [], "reason": None, "standalone": None,
+                 "names": names}  # fmt: skip
         return LLMRouter(FunctionLLM(lambda _m: json.dumps(reply)))
 
-    linked = asyncio.run(reads(["d4"]).route(question, scope=scope))
+    named = [{"said": "glorbate", "means": "Examplon Solvent 40%"}]
+    linked = asyncio.run(reads([], named).route(question, scope=scope))
     assert [s.doc_id for s in linked.subjects] == ["d4"] and linked.intent == "lookup"
-    unlinked = asyncio.run(reads([]).route(question, scope=scope))
-    assert unlinked.intent == "out_of_scope" and unlinked.reason == offline.reason
+    assert [(r.said, r.read_as, r.doc_ids) for r in linked.readings] == [
+        ("glorbate", "Examplon Solvent 40%", ("d4",))
+    ]
+    for docs in (["d4"], []):
+        unlinked = asyncio.run(reads(docs, []).route(question, scope=scope))
+        assert unlinked.intent == "out_of_scope" and unlinked.reason == offline.reason

@@ -10,6 +10,7 @@ from functools import lru_cache
 from hybrid_rag.text import STOPWORDS, participle, stem, tokens
 
 __all__ = [
+    "aggregating",
     "capitalised",
     "code",
     "code_pattern",
@@ -149,6 +150,41 @@ def sets(question: str) -> tuple[str, ...]:
     word, the noun last (``()`` when the question does not start so)."""
     m = _SETS.search(question)
     return tuple(tokens(m.group(0))[1:]) if m else ()
+
+
+_NUMBER_WORD = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty)"
+_GROUPING = re.compile(
+    r"\b(?:how\s+many|number\s+of|count)\b.*\b(?:per|for\s+each|for\s+every)\s+\w+"
+    r"|\b(?:per|for\s+each|for\s+every)\s+\w+\b.*\bhow\s+many\b"
+    r"|\b(?:broken\s+down|grouped)\s+by\b"
+    r"|\b(?:average|mean|median)\b|\bsum\s+of\b",
+    re.I,
+)
+_COUNTED = re.compile(
+    rf"\bthe\s+(?:most|fewest)\s+(?:\w+\s+)?([a-z]+s)\b"
+    rf"|\b(?:more|fewer|less)\s+than\s+{_NUMBER_WORD}\s+(?:\w+\s+)?([a-z]+s)\b",
+    re.I,
+)
+
+
+def aggregating(question: str, nouns: frozenset[str]) -> bool:
+    """Whether the question counts, groups or averages across documents, which an
+    aggregate query answers and no template does: "How many ... per supplier?", "the
+    average flash point"; or it ranks or bounds a count of things the ``nouns`` name
+    (the words of the ontology's labels and the document noun, singular): "Which
+    supplier has the most sheets?", "more than three hazard statements" (not "more than
+    60 degrees", whose noun is no label's)."""
+    if _GROUPING.search(question):
+        return True
+    plurals = [(m.group(1) or m.group(2)).lower() for m in _COUNTED.finditer(question)]
+    return any(_singulars(w) & nouns for w in plurals if not w.endswith(("ss", "us")))
+
+
+def _singulars(word: str) -> set[str]:
+    """What a plural may be the plural of ("classes": "classe", "class"; "entries":
+    "entry")."""
+    out = {word[:-1], word[:-2]}
+    return out | {word[:-3] + "y"} if word.endswith("ies") else out
 
 
 def counts(question: str) -> bool:

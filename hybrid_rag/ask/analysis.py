@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Literal
 
 from hybrid_rag.ask._collection_words import (
+    aggregating,
     capitalised,
     code,
     collection_phrases,
@@ -160,9 +161,11 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         # "... beyond the copper parts: what other items ...?": the set is set apart
         shared = named or shared_name(question, index, kinds | _named_words(props, ontology))
         others, named = ((shared[2], shared[0]) if shared else others), None
+    aggregate = not subjects and aggregating(question, _counted(ontology))
     collection = (
         named is not None
         or bool(others[0])
+        or aggregate
         or _collective(question, subjects, props, noun, ontology)
     )
     if collection:
@@ -205,6 +208,7 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         patterns=_patterns(props, ontology),
         collection=collection,
         counting=collection and counts(main_clause(question)),
+        aggregate=aggregate,
         vocabulary=_vocabulary_stems(ontology) if collection else frozenset(),
         named_set=named[2] if named is not None else (),
         period=period,
@@ -508,6 +512,20 @@ def _vocabulary_stems(ontology: Ontology) -> frozenset[str]:
 def _label_stems(labels: tuple[str, ...]) -> frozenset[str]:
     """The stems of the labels' words (about 10 ms for the SDS ontology: once)."""
     return frozenset(stem(t) for lab in labels for t in tokens(lab) if t.isalpha())
+
+
+def _counted(ontology: Ontology) -> frozenset[str]:
+    """What a question may count per document or per group, singular: the words of the
+    ontology's property and class labels and the document noun ("hazard statements",
+    "sheets")."""
+    labels = [lab for p in ontology.properties() for lab in p.labels]
+    labels += [lab for c in ontology.classes() for lab in (c.label, *c.alt_labels)]
+    return _label_words((*labels, document_model(ontology).document_noun))
+
+
+@lru_cache(maxsize=8)
+def _label_words(labels: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(t for lab in labels for t in tokens(lab) if t.isalpha())
 
 
 def _document_words(ontology: Ontology) -> frozenset[str]:

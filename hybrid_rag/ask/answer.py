@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hybrid_rag.ask._aggregate import Grouped, aggregate_answer
 from hybrid_rag.ask._collection import collection_answer
 from hybrid_rag.ask._compare import category_answer, filtered_answer, ranked_answer, same_answer
 from hybrid_rag.ask._lookup import lookup
@@ -28,6 +29,7 @@ def compose_extractive(
     *,
     max_chars: int = MAX_CHARS,
     kg_searched: bool = True,
+    grouped: Grouped | None = None,
 ) -> Composed:
     """Short extractive answer: fact values with product names, or the best passage sentences.
 
@@ -39,11 +41,15 @@ def compose_extractive(
         kg_searched: the KG chain ran (``False`` in vector mode): only then may a
             value the passages do not print be called "not stated in the sheet";
             without it the answer says "not found in the passages read".
+        grouped: how an aggregate query grouped ``facts`` (``KGResult.grouped``): the
+            answer then counts the members per group, each cited.
     """
     limit = max_chars
     if a.collection and not kg_searched:  # vector mode reads passages, not every value
         text = "No answer: a question about the whole collection is answered from the graph."
         return Composed(text, (), False, False, "out_of_scope")
+    if grouped is not None or a.aggregate:
+        return aggregate_answer(a, facts, grouped or Grouped(queried=False), limit)
     if a.collection:
         return collection_answer(a, facts, limit)
     if a.intent in ("min", "max") and facts:

@@ -11,11 +11,13 @@ import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Literal
 
 import anyio
 
 from hybrid_rag import _budget
+from hybrid_rag.ask._aggregate import Grouped
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.answer import MAX_CHARS, Composed, compose_extractive, passage_facts
 from hybrid_rag.ask.conflicts import conflict_note, find_conflicts, involving
@@ -83,16 +85,19 @@ class AnswerComposer:
         passages: Sequence[Passage],
         *,
         kg_searched: bool = True,
+        grouped: Grouped | None = None,
     ) -> Composed:
         """The extractive answer (no LLM): fact values with products, or passage sentences.
 
         When documents that name the same product state different values, a sentence
         lists each value with its sources (``hybrid_rag.ask.conflicts``). Without the
         graph (``kg_searched=False``, vector mode) the values are the lines the passages
-        print (``passage_facts``), and no value is called "not stated".
+        print (``passage_facts``), and no value is called "not stated". ``grouped``: how
+        an aggregate query grouped ``facts`` (``compose_extractive``).
         """
-        searched = {"kg_searched": kg_searched}
-        composed = compose_extractive(a, facts, passages, max_chars=self.max_chars, **searched)
+        write = partial(compose_extractive, a, facts, passages, kg_searched=kg_searched,
+                        grouped=grouped)  # fmt: skip
+        composed = write(max_chars=self.max_chars)
         text = composed.text or ""
         shown = [e.doc_id for e in composed.citations if _inline(e) in text]
         stated = facts if kg_searched else passage_facts(a, passages)
@@ -100,7 +105,7 @@ class AnswerComposer:
         if conflicts:  # written again, shorter, to leave room for the note
             note = conflict_note(conflicts, _inline)
             limit = max(80, self.max_chars - len(note) - 1)
-            composed = compose_extractive(a, facts, passages, max_chars=limit, **searched)
+            composed = write(max_chars=limit)
             composed = _with_note(composed, note, stated, from_graph=kg_searched)
         if self.citations == "numbered" and composed.text is not None:
             return replace(composed, text=_numbered(composed.text, composed.citations))

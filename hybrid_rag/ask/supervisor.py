@@ -33,6 +33,7 @@ from hybrid_rag import _budget
 from hybrid_rag._budget import open_budget
 from hybrid_rag._workers import Workers
 from hybrid_rag.ask._collection_words import generic
+from hybrid_rag.ask._readings import reading_note
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView
 from hybrid_rag.ask.answer import passage_facts, prints_a_value
 from hybrid_rag.ask.compose import AnswerComposer, Synthesis
@@ -60,6 +61,7 @@ from hybrid_rag.models import (
     ChainError,
     ChatMessage,
     Fact,
+    NameReading,
     Usage,
 )
 from hybrid_rag.protocols import (
@@ -194,7 +196,7 @@ class Supervisor:
         llm = self.parts.llm
         facts = found.kg.facts if found.kg else []
         passages = found.vec.passages if found.vec else []
-        if llm is None or not (facts or passages):
+        if llm is None or not (facts or passages) or _counted(found):
             return _finish(self._extractive(found), found)
         box: list[Answer] = []
 
@@ -250,12 +252,14 @@ class Supervisor:
         llm = self.parts.llm
         facts = found.kg.facts if found.kg else []
         passages = found.vec.passages if found.vec else []
-        if llm is None or not (facts or passages):
-            answer = self._extractive(found)
+        if llm is None or not (facts or passages) or _counted(found):
+            answer = _finish(self._extractive(found), found)
             if answer.text:
                 yield answer.text
-            yield _finish(answer, found)
+            yield answer
             return
+        if found.analysis.readings:  # how a name was read comes first, as in the Answer
+            yield reading_note(found.analysis.readings, found.analysis.noun) + " "
         first: float | None = None
         synth: Synthesis | ChainError | None = None
         async for part in self.parts.composer.synthesise_stream(
@@ -528,7 +532,9 @@ class Supervisor:
             if e.kind == "DamagedStoreError":
                 raise DamagedStoreError(f"{e.chain} chain: {e.message}", path="", repair="")
         usage = found.routing + (kg.usage if kg else Usage()) + (vec.usage if vec else Usage())
-        composed = self.parts.composer.extractive(a, facts, passages, kg_searched=kg is not None)
+        composed = self.parts.composer.extractive(
+            a, facts, passages, kg_searched=kg is not None, grouped=kg.grouped if kg else None
+        )
         text = composed.text
         if text and a.collection and kg is not None and kg.notes:  # what the list leaves out
             text = " ".join([text, *kg.notes])
@@ -572,6 +578,12 @@ def _cut_short(errors: Sequence[ChainError], abstention: str | None) -> bool:
     if abstention == "not_in_documents":
         return bool(cut)
     return abstention == "not_stated" and "kg" in cut
+
+
+def _counted(found: _Found) -> bool:
+    """Whether the answer is an aggregate's count, which the library reads off the cited
+    members (``hybrid_rag.ask._aggregate``): no model writes it, none could ground it."""
+    return found.analysis.aggregate or (found.kg is not None and found.kg.grouped is not None)
 
 
 def _passage_facts(found: _Found) -> list[Fact] | None:
@@ -809,9 +821,26 @@ def _catalogued(found: VectorResult, scope: Sequence[str]) -> bool:
 
 
 def _finish(answer: Answer, found: _Found) -> Answer:
+    answer = _with_readings(answer, found.analysis)
     timings = {**found.timings, "answer_ms": _ms(found.t_chains), "total_ms": _ms(found.t0)}
     _log(answer, timings)
     return answer.model_copy(update={"timings": {**answer.timings, **timings}})
+
+
+def _with_readings(answer: Answer, a: QuestionAnalysis) -> Answer:
+    """``answer`` opening with how a model read the names no document prints
+    (``reading_note``), with ``readings`` for code; unchanged without readings."""
+    if not a.readings:
+        return answer
+    text = f"{reading_note(a.readings, a.noun)} {answer.text}" if answer.text else None
+    return answer.model_copy(update={"text": text, "readings": _name_readings(a)})
+
+
+def _name_readings(a: QuestionAnalysis) -> list[NameReading]:
+    """The analysis's readings as the answer shows them."""
+    return [
+        NameReading(said=r.said, read_as=r.read_as, doc_ids=list(r.doc_ids)) for r in a.readings
+    ]
 
 
 def _abstention(composed: Abstention | None, *, found: bool, text: str | None) -> Abstention | None:
@@ -850,6 +879,7 @@ def _direct(a: QuestionAnalysis, *, mode: AskMode, scope: list[str] | None, t0: 
         scope=scope,
         abstention="refused" if refused else "out_of_scope",
         timings={"total_ms": _ms(t0)},
+        readings=_name_readings(a),
     )
 
 
