@@ -38,6 +38,7 @@ from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.grammar import Threshold
 from hybrid_rag.models import Fact
 from hybrid_rag.text import participle, stem, tokens, word_key
+from hybrid_rag.units import convert, scale_of, unit_key
 
 __all__ = ["MAX_CLAUSE", "SHOWN", "Valued", "asked_phrases", "collection_answer", "members"]
 
@@ -334,25 +335,48 @@ def _passes(f: Valued, bound: Threshold) -> bool:
     return bound.holds(f.number or 0.0, unit=f.unit)
 
 
+_RANGE = re.compile(r"^\W*?([-−]?\d+(?:[.,]\d+)?)\s*(?:-|–|to)\s*([-−]?\d+(?:[.,]\d+)?)(?![\d/])")
+
+
+def _span(f: Valued) -> tuple[float, float | None] | None:
+    """``(lower, upper)`` of a value printed as a range ("230 - 245 °C", "1.9 - 3.7"),
+    whose typed number is its lower bound; the upper is ``None`` when the typed number
+    is not the printed lower bound (converted from another unit): unknown in the
+    typed unit. ``None`` for a value that is no range."""
+    m = _RANGE.match(f.value)
+    if m is None or f.number is None:
+        return None
+    low, high = (float(x.replace("−", "-").replace(",", ".")) for x in m.groups())
+    if high <= low:
+        return None  # "5-7" is a range; "2023-01-05" or "1-417-725" no
+    return low, (high if abs(low - f.number) < 1e-9 else None)
+
+
 def _same_unit(asked: str, f: Valued) -> bool:
-    """Whether a value is in the bound's unit: its typed unit, or else the unit printed
-    in its text ("12.5 kg")."""
-    want = _plain_unit(asked)
-    if want in ("°c", "°f"):
-        return f.unit in ("°C", "°F")
+    """Whether a value can be held to a bound in ``asked``: its typed unit is the
+    bound's or measures the same (converted: °F or K to °C, kPa to mmHg); untyped, its
+    text prints the bound's unit or another of its scale at the same factor ("2.33
+    g/cm3" for "above 2 g/mL"), or, on a scale that reads bare numbers (a relative
+    density is a density in g/cm³), no unit of the scale at all. A value printed in
+    another unit of the scale is no member: its number was not converted."""
     if f.unit is not None:
-        return _plain_unit(f.unit) == want
-    printed = _superscripts_as_digits(f.value.lower())
-    return re.search(rf"(?<![a-z]){re.escape(want)}(?![a-z])", printed) is not None
+        return unit_key(f.unit) == unit_key(asked) or convert(1.0, asked, f.unit) is not None
+    if _prints_unit(f.value, asked):
+        return True
+    scale = scale_of(asked)
+    if scale is None:
+        return False
+    printed = [u for u in scale.factors if _prints_unit(f.value, u)]
+    if not printed:
+        return scale.bare
+    return all(scale.factor(u) == scale.factor(asked) for u in printed)
 
 
-def _plain_unit(text: str) -> str:
-    """A unit as compared: no spaces, lower case, superscripts as digits (g/cm³ = g/cm3)."""
-    return _superscripts_as_digits(text.replace(" ", "").lower())
-
-
-def _superscripts_as_digits(text: str) -> str:
-    return text.replace("³", "3").replace("²", "2")
+def _prints_unit(value: str, unit: str) -> bool:
+    """Whether ``value`` prints ``unit`` as a word of its own, spaces and case apart."""
+    body = r"\s*".join(map(re.escape, unit_key(unit)))
+    text = value.lower().replace("³", "3").replace("²", "2")
+    return re.search(rf"(?<![a-z]){body}(?![a-z])", text) is not None
 
 
 def _prints(clause: str, patterns: Sequence[re.Pattern[str]]) -> bool:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal
 
+from hybrid_rag.units import convert
+
 __all__ = [
     "COMPARISON_WORDS",
     "DateSpan",
@@ -120,14 +122,15 @@ class Threshold:
     unit: str | None = None
 
     def in_celsius(self) -> float:
-        """The bound in °C when it was written in °F (else unchanged)."""
-        if self.unit and self.unit.replace(" ", "").upper().endswith("F") and "°" in self.unit:
-            return (self.value - 32) * 5 / 9
-        return self.value
+        """The bound in °C when it was written in °F or K (else unchanged)."""
+        converted = convert(self.value, self.unit, "°C")
+        return self.value if converted is None else converted
 
     def holds(self, number: float, *, unit: str | None) -> bool:
-        """Whether ``number`` (in ``unit``; °C for temperatures) satisfies the bound."""
-        bound = self.in_celsius() if unit == "°C" else self.value
+        """Whether ``number`` (in ``unit``) satisfies the bound, the bound converted to
+        ``unit`` when both measure one quantity (°F or K to °C, kPa to mmHg)."""
+        converted = convert(self.value, self.unit, unit)
+        bound = self.value if converted is None else converted
         return number > bound if self.op == ">" else number < bound
 
 

@@ -283,6 +283,7 @@ def _unknown_name(question: str, scope: ScopeView) -> str | None:
     """
     known = _ontology_words(scope.ontology) | _subject_words(scope) | STOPWORDS | _GRAMMAR
     known |= _property_words(scope.ontology) | scope.printed
+    question = _DEGREES.sub(" ", question)
     words = _WORD.findall(question)
     for i, w in enumerate(words):
         if i > 0 and _unknown_code(w, words[i - 1], known, scope.ontology):
@@ -366,6 +367,8 @@ def _other_namesake(question: str, a: QuestionAnalysis, scope: ScopeView) -> str
 
 _STRENGTH = re.compile(r"\d[\d.,]*[a-z%]{0,2}")  # "70", "10n", "0.1m"; not "h2so4"
 _WORD = re.compile(r"[\w%][\w%.,'/-]*")
+_DEGREES = re.compile(r"[°º]\s*[CFK]\b|(?<=\d)\s*(?:deg(?:rees)?\s*)?[FK]\b")
+"""A temperature's unit ("100 °F", "500 K"): no name."""
 _BREAK = re.compile(r"[;:()\[\]\"'\u2018\u2019\u201c\u201d]")  # between words: a new name
 
 

@@ -20,6 +20,7 @@ from hybrid_rag.ingest.reading._typed import (
     to_number,
 )
 from hybrid_rag.types import ExtractedFact
+from hybrid_rag.units import PRESSURE
 
 _UNAVAILABLE = (
     "noinformationavailable",
@@ -110,11 +111,14 @@ the condition that quantity was measured at, not the property's value."""
 
 
 def _parse_temperature(value: str) -> tuple[float | None, str | None]:
+    """The first °C temperature (else the first °F one, converted). A comma before
+    three digits groups thousands ("1,330 °C (2,426 °F)" is 1330 °C, not 1.33; no sheet
+    prints a temperature to a thousandth of a degree); "12,5 °C" is 12.5."""
     if _OTHER_QUANTITY_FIRST.search(value):
         return None, None
     fahrenheit: float | None = None
     for m in _TEMP.finditer(value):
-        num = _to_float(m.group("a"))
+        num = to_number(m.group("a"))
         if num is None:
             continue
         if m.group("u") == "C":
@@ -129,11 +133,8 @@ def _parse_temperature(value: str) -> tuple[float | None, str | None]:
 # other units a sheet prints a quantity in, per canonical unit: the factor to it
 
 _CONVERSIONS: dict[str, dict[str, float]] = {
-    "mmHg": {
-        "kPa": 7.50062, "hPa": 0.750062, "mbar": 0.750062, "Pa": 0.00750062,
-        "torr": 1.0, "mm Hg": 1.0, "atm": 760.0, "psi": 51.7149, "bar": 750.062,
-    },
-}  # fmt: skip
+    "mmHg": {u: f for u, f in PRESSURE.factors.items() if u != "mmHg"},
+}
 
 
 def _parse_number(value: str, unit: str | None) -> tuple[float | None, str | None]:

@@ -1,0 +1,87 @@
+"""Units of measure: the ones one quantity is printed in, and conversion between them
+(pure; shared by reading values at ingest and by bounds in questions)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["DENSITY", "PRESSURE", "Scale", "convert", "scale_of", "unit_key"]
+
+
+@dataclass(frozen=True, slots=True)
+class Scale:
+    """Units of one quantity as printed, each with its factor to the first.
+
+    Attributes:
+        name: what the quantity is ("pressure").
+        factors: ``{unit as printed: factor to the base unit}``.
+        bare: whether a number printed with no unit is on the base unit's scale (a
+            relative density or specific gravity is a density in g/cm³).
+    """
+
+    name: str
+    factors: dict[str, float]
+    bare: bool = False
+
+    def factor(self, unit: str) -> float | None:
+        """The factor of ``unit`` (any spelling ``unit_key`` reads alike) to the base."""
+        key = unit_key(unit)
+        return next((f for u, f in self.factors.items() if unit_key(u) == key), None)
+
+
+PRESSURE = Scale(
+    "pressure",
+    {
+        "mmHg": 1.0, "kPa": 7.50062, "hPa": 0.750062, "mbar": 0.750062, "Pa": 0.00750062,
+        "torr": 1.0, "mm Hg": 1.0, "atm": 760.0, "psi": 51.7149, "bar": 750.062,
+    },
+)  # fmt: skip
+DENSITY = Scale(
+    "density",
+    {"g/cm3": 1.0, "g/mL": 1.0, "g/cc": 1.0, "kg/L": 1.0, "kg/m3": 0.001, "g/L": 0.001},
+    bare=True,
+)
+_SCALES = (PRESSURE, DENSITY)
+_TEMPERATURE = {"°c": "C", "c": "C", "°f": "F", "f": "F", "k": "K"}
+
+
+def unit_key(unit: str) -> str:
+    """A unit as compared: lower case, no spaces, superscripts as digits, "deg" as "°"
+    ("g/cm³" is "g/cm3", "deg F" is "°f", "mm Hg" is "mmhg")."""
+    text = unit.replace("³", "3").replace("²", "2").replace("º", "°")
+    text = re.sub(r"^deg(?:rees?)?\.?\s*", "°", text.strip(), flags=re.I)
+    return re.sub(r"\s+", "", text).lower()
+
+
+def scale_of(unit: str | None) -> Scale | None:
+    """The scale ``unit`` belongs to (``None`` for temperatures and unknown units)."""
+    if not unit:
+        return None
+    return next((s for s in _SCALES if s.factor(unit) is not None), None)
+
+
+def convert(number: float, unit: str | None, to: str | None) -> float | None:
+    """``number`` in ``unit`` expressed in ``to``: temperatures (°C, °F, K) and the units
+    of one scale (kPa to mmHg, g/mL to g/cm³); ``None`` when they measure different
+    things or either is unknown."""
+    if not unit or not to:
+        return None
+    a, b = _TEMPERATURE.get(unit_key(unit)), _TEMPERATURE.get(unit_key(to))
+    if a is not None and b is not None:
+        return _from_celsius(_to_celsius(number, a), b)
+    scale = scale_of(unit)
+    if scale is None or (target := scale.factor(to)) is None:
+        return None
+    source = scale.factor(unit)
+    return None if source is None else number * source / target
+
+
+def _to_celsius(number: float, unit: str) -> float:
+    return (
+        (number - 32.0) * 5.0 / 9.0 if unit == "F" else number - 273.15 if unit == "K" else number
+    )
+
+
+def _from_celsius(number: float, unit: str) -> float:
+    return number * 9.0 / 5.0 + 32.0 if unit == "F" else number + 273.15 if unit == "K" else number
