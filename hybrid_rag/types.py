@@ -395,6 +395,11 @@ class QuestionAnalysis:
             documents the question names, left out of the scope; the name they were
             linked by is the value the others must state (``other_name``).
         other_name: the words of that name, as asked.
+        coded: for a collection ``filter`` that gives the asked property's value by a
+            code right after its label ("DOT class 8", "packing group I or II"): that
+            property and the codes as written. A document is a member when the first
+            code the property's value pattern reads in its value is one of them ("8
+            (5.1)" is class 8; "5.1, 8" is class 5.1).
         period: for a collection ``filter`` on a date ("revised in 2023", "dated
             December 2021"): the span the asked date property's typed value must fall in.
         other_items: for a ``procedure``: the labels of the properties not asked (of two
@@ -441,6 +446,7 @@ class QuestionAnalysis:
     kind_label: str | None = None
     others_of: tuple[str, ...] = ()
     other_name: tuple[str, ...] = ()
+    coded: tuple[str, tuple[str, ...]] | None = None
     period: DateSpan | None = None
     other_items: frozenset[str] = frozenset()
     items: frozenset[str] = frozenset()

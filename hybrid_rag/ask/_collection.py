@@ -100,8 +100,12 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
         return _typed_members(a, stated)
     if a.period is not None:
         return _dated_members(a, stated)
+    if a.coded is not None:  # "DOT class 8": the value's own (first) code decides
+        return _coded_members(a.coded, a.patterns, stated)
     if a.named_set and not collection_phrases(a.question, a.kind_words):
         return _named_members(a, stated)
+    if a.kind_set and not collection_phrases(a.question, a.kind_words):
+        return _kind_members(a, stated)  # "How many liquids do we have?"
     ids = [w for words, _whole in collection_phrases(a.question) for w in words if identifier(w)]
     if ids:  # an identifier identifies: the values that print every one the question gives
         patterns = [code_pattern(w) for w in dict.fromkeys(ids)]
@@ -141,6 +145,30 @@ def _coded(a: QuestionAnalysis, own: Sequence[V]) -> list[V]:
     return [f for f in own if any(says(c) for c in _clauses(f.value))]
 
 
+def _coded_members(
+    coded: tuple[str, tuple[str, ...]], patterns: Sequence[tuple[str, str]], stated: Sequence[V]
+) -> list[V]:
+    """The values of the coded property whose first code (the first stretch its value
+    pattern reads) is one of the asked codes: "8 (5.1)" and "Class 8" are class 8, "5.1,
+    8" (a subsidiary 8) is not."""
+    prop, codes = coded
+    pattern = next((p for name, p in patterns if name == prop), None)
+    if pattern is None:
+        return []
+    rx, wanted = re.compile(pattern), {_squashed(c) for c in codes}
+    out = []
+    for f in stated:
+        m = rx.search(f.value) if f.predicate == prop else None
+        if m is not None and _squashed(m.group(0)) in wanted:
+            out.append(f)
+    return out
+
+
+def _squashed(code: str) -> str:
+    """A code compared: no spaces, case folded ("III" is "iii", "UN 1789" "un1789")."""
+    return re.sub(r"\s+", "", code).casefold()
+
+
 def _dated_members(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
     """The typed dates of the asked date properties (any date, when none is asked) that
     fall in the question's span."""
@@ -173,6 +201,16 @@ def _named_members(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
         ):
             first[f.doc_id] = f
     return [first[d] for d in a.named_set if d in first]
+
+
+def _kind_members(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
+    """Each document of the kind set once: its first value that holds the kind's word."""
+    key = word_key(a.kind_noun or "")
+    first: dict[str, V] = {}
+    for f in stated:
+        if f.doc_id in a.kind_set and key in _words(f.value):
+            first.setdefault(f.doc_id, f)
+    return list(first.values())
 
 
 def _with_every_code(a: QuestionAnalysis, found: list[V], stated: Sequence[V]) -> list[V]:
@@ -332,6 +370,8 @@ def _passes(f: Valued, bound: Threshold) -> bool:
         return False
     if bound.unit and not _same_unit(bound.unit, f):
         return False
+    if bound.op == "<" and (span := _span(f)) is not None:  # "230 - 245 °C": all of it
+        return span[1] is not None and bound.holds(span[1], unit=f.unit)
     return bound.holds(f.number or 0.0, unit=f.unit)
 
 
@@ -413,6 +453,9 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
         text = f"{head}: {items}."
     elif a.named_set and not collection_phrases(a.question, a.kind_words) and not a.threshold:
         text = f"{n} {noun} {'is' if n == 1 else 'are'} {_called(a)}: {items}."
+    elif a.kind_label and not collection_phrases(a.question, a.kind_words) and not a.threshold:
+        kind = f"{in_sentence(a.kind_label)} {a.kind_noun}"
+        text = f"{n} {noun} {'states' if n == 1 else 'state'} the {kind}: {items}."
     elif a.named_set or a.kind_label:
         text = f"{n} {_among(a)} {verb} {_what(a, facts)}: {items}."
     elif a.others_of:
@@ -528,6 +571,9 @@ def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
         said = _AT_TIME.sub("", a.period.said)  # "dated December 2021": in it
         said = said if _TIME_WORD.match(said) else f"in {said}"
         return f"{'an' if label[:1] in 'aeiou' else 'a'} {label} {said}"
+    if a.coded is not None:
+        label = next((p.label for p in a.properties if p.name == a.coded[0]), "value")
+        return f"the {in_sentence(label)} {' or '.join(a.coded[1])}"
     if a.threshold is not None and a.properties:
         t = a.threshold
         said = f"{'above' if t.op == '>' else 'below'} {t.value:g}{unit_text(t.unit)}"

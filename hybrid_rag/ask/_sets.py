@@ -38,6 +38,16 @@ _SET_CUE = re.compile(
 )
 
 
+_CLITIC = re.compile(r"(?<=[A-Za-z])['\u2019]s\b")
+"""A clitic "'s" ("What's", "ethanol's"): "is" or a possessive, never a name's word."""
+
+
+def _words(text: str) -> list[str]:
+    """The tokens of ``text`` without its clitic "'s" (``tokens`` reads "What's" as
+    "what", "s")."""
+    return tokens(_CLITIC.sub(" ", text))
+
+
 _AMONG = re.compile(r"^\s*(?:among|of|from)\s+(?:the|our|my|all)\s+(.*)$", re.I | re.S)
 """A set named before the question: "Among the phosphoric acid solutions, which ..."."""
 
@@ -60,7 +70,7 @@ def named_set(question: str, index: SubjectIndex, kinds: frozenset[str]) -> Name
     m = _AMONG.match(question) or _SET_CUE.match(main_clause(question))
     if m is None:
         return None
-    toks = tokens(m.group(1))[:7]
+    toks = _words(m.group(1))[:7]
     while toks and generic(toks[0]):
         toks.pop(0)  # "How many different cobalt salts"
     acronyms = {w.lower() for w in re.findall(r"\b[A-Z]{2,}s\b", question)}  # "SDSs"
@@ -102,26 +112,44 @@ def namesakes(
     if len({m.matched for m in subjects}) != 1:
         return None
     said = subjects[0].matched
-    words = [t for t in dict.fromkeys(tokens(question)) if t in said]
+    words = [t for t in dict.fromkeys(_words(question)) if t in said]
     docs = _called(index, words)
     return (tuple(words), (), tuple(docs)) if len(docs) >= 2 else None
 
 
 def set_noun(question: str, kinds: frozenset[str]) -> str | None:
-    """The plural noun a collection question's set opens with, or that follows "of our"
-    ("liquids" of "Which liquids have a density under 0.7?" and of "the lowest flash
-    point of our liquids"), when it is no kind word of the ontology (not "products",
-    "sheets"); ``None`` otherwise."""
+    """The noun a collection question's set opens with ("liquids" of "Which liquids have
+    a density under 0.7?", "liquid" of "Which liquid has the highest boiling point?"),
+    that follows "of our" or "of any" ("the lowest flash point of our liquids", "the
+    highest melting point of any solid"), or that "the ... with the" says ("the liquid
+    with the lowest flash point"), when it is no kind word of the ontology (not
+    "products", "sheets"); ``None`` otherwise. Whether a document's kind holds it is
+    the store's to say (``kg.of_kind``)."""
     m = _AMONG.match(question) or _SET_CUE.match(main_clause(question))
-    ours = _OF_OURS.search(question)
-    text = m.group(1) if m is not None else ours.group(1) if ours is not None else ""
-    toks = [t for t in tokens(text)[:4] if not generic(t)]
-    if not toks or not _plural(toks[0], kinds) or toks[0] in kinds or toks[0][:-1] in kinds:
+    found = (m, _OF_OURS.search(question), _WITH_THE.search(question))
+    nouns = (_first_noun(f.group(1), kinds) for f in found if f is not None)
+    return next((n for n in nouns if n is not None), None)
+
+
+def _first_noun(text: str, kinds: frozenset[str]) -> str | None:
+    """The first word of ``text`` past the generic ones when it is a plural noun and no
+    kind word; or its very first word, a singular ("liquid has ...")."""
+    words = _words(text)[:4]
+    toks = [t for t in words if not generic(t)]
+    if not toks or toks[0] in kinds or toks[0][:-1] in kinds:
         return None
-    return toks[0]
+    plural = _plural(toks[0], kinds)
+    return toks[0] if plural or (toks[0] == words[0] and _singular(toks[0])) else None
 
 
-_OF_OURS = re.compile(r"\b(?:of|among)\s+(?:our|my|all\s+(?:our|my|the))\s+(\w+)", re.I)
+_OF_OURS = re.compile(r"\b(?:of|among)\s+(?:our|my|any|all\s+(?:our|my|the))\s+(\w+)", re.I)
+_WITH_THE = re.compile(r"\bthe\s+(\w+)\s+(?:with|having|that\s+has)\s+the\b", re.I)
+
+
+def _singular(word: str) -> bool:
+    """Whether the first word of a set may be a singular noun that calls it ("liquid" of
+    "Which liquid has ...?"): letters, four or more."""
+    return word.isalpha() and len(word) >= 4
 
 
 def shared_name(question: str, index: SubjectIndex, skip: frozenset[str]) -> NamedSet | None:
@@ -133,7 +161,7 @@ def shared_name(question: str, index: SubjectIndex, skip: frozenset[str]) -> Nam
     acid does ACIDULANT 35005*86*01B contain?" asks about one product, by a name no
     document was linked by)."""
     runs: list[list[str]] = [[]]
-    for t in tokens(main_clause(question)):
+    for t in _words(main_clause(question)):
         if generic(t) or t in skip or not t.isalpha():
             runs.append([])
         else:
@@ -162,7 +190,7 @@ def _other_name(question: str, skip: frozenset[str]) -> bool:
         core = word.strip(".,;:?!()\"'")
         if not (core[:1].isupper() or any(c.isdigit() for c in core)):
             continue
-        if any(t not in skip and not generic(t) for t in tokens(core)):
+        if any(t not in skip and not generic(t) for t in _words(core)):
             return True
     return False
 

@@ -12,6 +12,7 @@ from hybrid_rag.ask._collection_words import (
     capitalised,
     collection_question,
     counts,
+    labelled_codes,
     over_collection,
     over_others,
     sets,
@@ -154,10 +155,11 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     )
     if collection:
         subjects = ()  # "Which of our products contain <a name>?": the name is a value
-    period = None
+    period = coded = None
     if collection:
         intent, limit, props = _over_collection(question, text, props, ontology)
         period = period_of(question, props, ontology) if intent == "filter" and not limit else None
+        coded = _coded(question, props, ontology) if intent == "filter" and not limit else None
     if not collection and not subjects and props and intent == "lookup":
         named = shared_name(question, index, kinds | _named_words(props, ontology))
         collection = named is not None  # "the UN number for ethanol": per sheet named so
@@ -184,6 +186,7 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         counting=collection and counts(main_clause(question)),
         vocabulary=_vocabulary_stems(ontology) if collection else frozenset(),
         named_set=named[2] if named is not None else (),
+        coded=coded if period is None else None,
         period=period,
         set_name=" ".join(named[0]) if named is not None else None,
         set_by_source=named is not None and len(index.naming(named[0])) < len(named[2]),
@@ -195,6 +198,24 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         items=frozenset(n for n in brought if n in kept),
         umbrellas=frozenset(u for n, u in brought.items() if n in kept),
     )
+
+
+def _coded(
+    question: str, props: Sequence[PropertyDef], ontology: Ontology
+) -> tuple[str, tuple[str, ...]] | None:
+    """``(property, codes)`` when the question gives an asked identifier property's
+    value by the codes its value pattern reads, right after one of its labels ("DOT
+    class 8", "packing group III"; ``labelled_codes``); ``None`` otherwise."""
+    if not isinstance(ontology, OntologyMatching):
+        return None
+    for p in props:
+        pattern = ontology.value_pattern(p.name)
+        if pattern is None or ontology.value_kind(p.name) != "identifier":
+            continue
+        codes = labelled_codes(question, _naming(p, ontology), pattern)
+        if codes:
+            return p.name, codes
+    return None
 
 
 def _others_of(

@@ -145,6 +145,7 @@ async def run_kg_chain(
         scope = [d for d in scope if d not in analysis.others_of]
     if analysis.collection and analysis.kind_label:  # "Which liquids ...?"
         scope = [d for d in scope if d in analysis.kind_set]
+        template = template or _model_template(ontology, document_model(ontology).kinds)
     if analysis.collection and analysis.named_set and not (analysis.set_loose and template):
         scope = [d for d in analysis.named_set if d in scope]  # "How many zinc compounds?"
         template = template or _naming_template(ontology)
@@ -285,8 +286,12 @@ def _stated(
 
 def _naming_template(ontology: Ontology) -> str | None:
     """The values that name each document's subject (its name, its synonyms)."""
-    naming = set(document_model(ontology).naming)
-    iris = [p.iri for p in ontology.properties() if p.name in naming]
+    return _model_template(ontology, document_model(ontology).naming)
+
+
+def _model_template(ontology: Ontology, names: Sequence[str]) -> str | None:
+    """The values of a document model's properties (its naming or its kind ones)."""
+    iris = [p.iri for p in _of_model(ontology, names)]
     return fact_query(iris, lean=True) if iris else None
 
 
@@ -297,6 +302,8 @@ def _collection_template(a: QuestionAnalysis) -> str | None:
         return fact_query([a.properties[0].iri], lean=True) if a.properties else None
     if a.intent == "lookup" and a.named_set:  # each named document's values
         return fact_query([p.iri for p in a.properties], lean=True)
+    if a.coded is not None:  # "DOT class 8": every value of the coded property
+        return fact_query([p.iri for p in a.properties if p.name == a.coded[0]], lean=True)
     if a.period is not None:  # the asked dates, or any date the documents state
         return fact_query([p.iri for p in a.properties if p.name in a.typed], dated=True, lean=True)
     roots = search_roots(asked_phrases(a, a.kind_words), a.vocabulary)

@@ -199,8 +199,8 @@ def _collection_route(question: str, a: QuestionAnalysis, scope: ScopeView) -> Q
         reason = f"Not found: no document is about {unknown}."  # "Hazard Class 2B" is a value
         out = _direct(question, "out_of_scope", reason)
         return replace(out, missing=(unknown,), unlinked=(unknown,), collection=True)
-    if a.properties or a.period is not None or a.named_set:
-        return a
+    if a.properties or a.period is not None or a.named_set or a.kind_noun:
+        return a  # a kind noun ("liquids") is the store's to read (``kg.of_kind``)
     coded = {t for t in tokens(joined_codes(question)) if any(c.isdigit() for c in t)}
     if (_content_words(question) | coded) & scope.printed or _known_words(question, scope):
         return a

@@ -1,0 +1,140 @@
+"""Collection questions in other wordings: a value given by its code right after its
+label ("class 8", "grade I"), a kind in the singular ("Which liquid has ..."), bounds in
+other units (kPa, K, °F, g/mL), ranges, "What's ...".
+
+The documents (spare-part data sheets) and their ontology are written for these tests;
+``../shared/eval/qa-collection.jsonl`` measures the same on real sheets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from hybrid_rag import HybridRAG
+
+HR = "http://hybrid-rag.org/ns#"
+CLASS = r"(?i)\\b\\d(?:\\.\\d)?\\b|not\\s*regulated"
+GRADE = r"(?i)\\b(?:III|II|I)\\b"
+
+ONTOLOGY = f"""
+@prefix pt: <http://example.org/parts#> .
+@prefix hr: <{HR}> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+pt:SparePart a owl:Class ; rdfs:label "Spare part" .
+pt:partName a owl:DatatypeProperty ; rdfs:label "Part name" ; rdfs:domain pt:SparePart ;
+    hr:namesSubject true .
+pt:shippingClass a owl:DatatypeProperty ; rdfs:label "Shipping class" ;
+    rdfs:domain pt:SparePart ; skos:hiddenLabel "carriage class" ;
+    hr:valueKind "identifier" ; hr:valuePattern "{CLASS}" .
+pt:grade a owl:DatatypeProperty ; rdfs:label "Packing grade" ; rdfs:domain pt:SparePart ;
+    hr:valueKind "identifier" ; hr:valuePattern "{GRADE}" .
+pt:form a owl:DatatypeProperty ; rdfs:label "Form" ; rdfs:domain pt:SparePart ;
+    hr:namesKind true .
+pt:boilingPoint a owl:DatatypeProperty ; rdfs:label "Boiling point" ;
+    rdfs:domain pt:SparePart ; hr:valueKind "temperature" ; hr:unit "°C" ;
+    skos:hiddenLabel "boil" .
+pt:vapourPressure a owl:DatatypeProperty ; rdfs:label "Vapour pressure" ;
+    rdfs:domain pt:SparePart ; hr:valueKind "number" ; hr:unit "mmHg" .
+pt:density a owl:DatatypeProperty ; rdfs:label "Density" ; rdfs:domain pt:SparePart ;
+    hr:valueKind "number" .
+pt:maker a owl:DatatypeProperty ; rdfs:label "Manufacturer" ; rdfs:domain pt:SparePart ;
+    hr:namesSource true .
+"""
+
+# name / shipping class / grade / form / boiling point / vapour pressure / density / maker
+SHEETS = {
+    "coolant": "Coolant CL-5 / 3 / III / Liquid / 197 °C / 0.1 kPa / 1.11 / Velmar's Foundry",
+    "etchant": "Etchant ET-2 / 8 (5.1) / I / Liquid / 120 °C / 20 kPa / 1.4 - 1.6 / Orlen Works",
+    "peroxide": "Oxidiser OX-3 / 5.1, 8 / II / Clear liquid / 150 °C (302 °F) / 2 mmHg / 1.2 g/mL"
+    " / Velmar's Foundry",
+    "pellet": "Brass Pellet BP-4 / Not regulated / None / Solid / 1,150 °C (2,102 °F) / None"
+    " / 8.5 / Tarvik AB",
+    "slag": "Brass Slag BS-5 / 9 / III / Solid / 2,230 °C / None / 2.9 g/cm3 / Tarvik AB",
+}
+LABELS = (
+    "Part name", "Shipping class", "Packing grade", "Form", "Boiling point", "Vapour pressure",
+    "Density", "Manufacturer",
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def rag(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HybridRAG]:
+    folder = tmp_path_factory.mktemp("wordings")
+    (folder / "parts.ttl").write_text(ONTOLOGY)
+    for name, fields in SHEETS.items():
+        values = fields.split(" / ")
+        text = "".join(f"{label}: {value}\n" for label, value in zip(LABELS, values, strict=True))
+        (folder / f"{name}.txt").write_text(text)
+    with HybridRAG(folder / "store", ontology=folder / "parts.ttl", embedder="hashing") as r:
+        r.ingest_many(sorted(folder.glob("*.txt")), raise_errors=True)
+        yield r
+
+
+def _members(rag: HybridRAG, question: str) -> set[str]:
+    return {f.doc_id for f in rag.ask(question).facts}
+
+
+def test_a_code_after_its_label_is_the_value_the_first_code_states(rag: HybridRAG) -> None:
+    # "8 (5.1)" is class 8 with a subsidiary 5.1; "5.1, 8" is class 5.1
+    answer = rag.ask("Which parts ship as carriage class 8?")
+    assert {f.doc_id for f in answer.facts} == {"etchant"}
+    assert answer.text is not None and answer.text.startswith("1 ")
+    assert "shipping class 8" in answer.text
+    assert _members(rag, "How many parts have shipping class 5.1?") == {"peroxide"}
+    assert _members(rag, "Which parts are in shipping class 7?") == set()
+
+
+def test_a_roman_numeral_after_its_label_is_a_code_not_a_word(rag: HybridRAG) -> None:
+    assert _members(rag, "Which parts are carried under packing grade I?") == {"etchant"}
+    assert _members(rag, "Which parts are in packing grade III?") == {"coolant", "slag"}
+    assert _members(rag, "Which parts are in packing grade I or II?") == {"etchant", "peroxide"}
+
+
+def test_a_kind_in_the_singular_bounds_an_extreme(rag: HybridRAG) -> None:
+    answer = rag.ask("Which liquid has the highest boiling point?")
+    assert {f.doc_id for f in answer.facts} == {"coolant"}  # not the slag, a solid
+    assert answer.text is not None and "whose form is liquid" in answer.text
+    assert _members(rag, "What is the lowest boiling point of any solid?") == {"pellet"}
+
+
+def test_a_kind_alone_is_counted(rag: HybridRAG) -> None:
+    answer = rag.ask("How many liquids do we have?")
+    assert {f.doc_id for f in answer.facts} == {"coolant", "etchant", "peroxide"}
+    assert answer.text is not None and answer.text.startswith("3 ")
+
+
+def test_a_comma_before_three_digits_groups_a_temperatures_thousands(rag: HybridRAG) -> None:
+    # "2,230 °C" is 2230 °C, not 2.23
+    assert _members(rag, "Which part has the highest boiling point?") == {"slag"}
+    assert _members(rag, "Which part has the lowest boiling point?") == {"etchant"}
+
+
+def test_a_bound_in_another_unit_is_converted(rag: HybridRAG) -> None:
+    assert _members(rag, "Which parts have a vapour pressure above 1 kPa?") == {"etchant"}
+    assert _members(rag, "Which parts boil above 700 K?") == {"pellet", "slag"}
+    assert _members(rag, "Which parts have a boiling point below 400 °F?") == {
+        "coolant",
+        "etchant",
+        "peroxide",
+    }
+
+
+def test_a_bare_density_is_on_the_scale_of_grams_per_millilitre(rag: HybridRAG) -> None:
+    # a relative density prints no unit; "2.9 g/cm3" is 2.9 g/mL
+    assert _members(rag, "Which parts have a density above 2 g/mL?") == {"pellet", "slag"}
+
+
+def test_a_range_is_below_a_bound_only_as_a_whole(rag: HybridRAG) -> None:
+    # "1.4 - 1.6" is not below 1.5; it is above 1.3
+    assert _members(rag, "Which parts have a density below 1.5?") == {"coolant", "peroxide"}
+    assert "etchant" in _members(rag, "Which parts have a density above 1.3?")
+
+
+def test_a_clitic_s_names_no_set(rag: HybridRAG) -> None:
+    # "What's": no name "s" that "Velmar's Foundry" holds; the brass parts are the set
+    answer = rag.ask("What's the shipping class of brass?")
+    assert {f.doc_id for f in answer.facts} == {"pellet", "slag"}
+    assert answer.text is not None and "named 'brass'" in answer.text
