@@ -79,6 +79,10 @@ class DocumentModel:
             declared date property: an invoice's date, a sheet's revision date), which
             "the most recent" and "the oldest" of the documents sort on; ``None`` if
             it has none.
+        amount: the subject's amount (when it states a currency, its first declared
+            number with no unit of its own: an invoice's total), which a bound
+            in a currency that names no property is asked of ("invoices over 500 EUR");
+            ``None`` if it has none.
         sources: properties whose values name who makes, supplies or issues the
             subject (a product's supplier), not the subject itself: a set of documents
             is called by them ("Libman products", "the sheets from Acme") although no
@@ -94,6 +98,7 @@ class DocumentModel:
     parts: tuple[tuple[str, str], ...] = ()
     document_noun: str = "document"
     dating: str | None = None
+    amount: str | None = None
     sources: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
 
@@ -400,6 +405,11 @@ class QuestionAnalysis:
             property and the codes as written. A document is a member when the first
             code the property's value pattern reads in its value is one of them ("8
             (5.1)" is class 8; "5.1, 8" is class 5.1).
+        summed: for a collection question that asks the sum of a quantity ("the total
+            of all invoices in EUR"): each document's value of ``properties[0]``, added
+            up per unit.
+        unit: for a collection extreme or sum, the unit (a currency) the question asks
+            it in ("the largest invoice in EUR"): only values in it count.
         period: for a collection ``filter`` on a date ("revised in 2023", "dated
             December 2021"): the span the asked date property's typed value must fall in.
         other_items: for a ``procedure``: the labels of the properties not asked (of two
@@ -447,6 +457,8 @@ class QuestionAnalysis:
     others_of: tuple[str, ...] = ()
     other_name: tuple[str, ...] = ()
     coded: tuple[str, tuple[str, ...]] | None = None
+    summed: bool = False
+    unit: str | None = None
     period: DateSpan | None = None
     other_items: frozenset[str] = frozenset()
     items: frozenset[str] = frozenset()

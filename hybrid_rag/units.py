@@ -6,7 +6,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["DENSITY", "PRESSURE", "Scale", "convert", "scale_of", "unit_key"]
+__all__ = [
+    "CURRENCY_CODES",
+    "CURRENCY_SYMBOLS",
+    "DENSITY",
+    "PRESSURE",
+    "Scale",
+    "convert",
+    "currency_code",
+    "currency_names_as_codes",
+    "scale_of",
+    "unit_key",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +55,49 @@ DENSITY = Scale(
 )
 _SCALES = (PRESSURE, DENSITY)
 _TEMPERATURE = {"°c": "C", "c": "C", "°f": "F", "f": "F", "k": "K"}
+
+
+CURRENCY_SYMBOLS = {
+    "$": "USD", "US$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", "Rs": "INR",
+    "Rs.": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "R$": "BRL", "zł": "PLN",
+    "Kč": "CZK", "Fr.": "CHF", "CHF": "CHF", "A$": "AUD", "C$": "CAD", "HK$": "HKD",
+    "S$": "SGD", "kr": "SEK",
+}  # fmt: skip
+"""Symbols printed for the most used currencies, with their ISO 4217 codes."""
+CURRENCY_CODES = frozenset(
+    re.findall(
+        r"[A-Z]{3}",
+        "USD EUR GBP JPY INR CNY CHF CAD AUD NZD SEK NOK DKK PLN CZK HUF BRL MXN ZAR SGD HKD "
+        "KRW RUB TRY AED SAR ILS THB IDR MYR PHP",
+    )
+)
+"""ISO 4217 codes of the most used currencies."""
+_CURRENCY_NAMES = {
+    "euro": "EUR", "dollar": "USD", "rupee": "INR", "yen": "JPY", "yuan": "CNY",
+    "renminbi": "CNY", "franc": "CHF", "sterling": "GBP", "zloty": "PLN", "forint": "HUF",
+    "rouble": "RUB", "ruble": "RUB", "lira": "TRY", "rupiah": "IDR",
+}  # fmt: skip
+"""Currencies by the names questions call them (their plurals with an "s")."""
+
+
+def currency_code(word: str) -> str | None:
+    """The ISO 4217 code a currency's code, symbol or name says ("EUR", "€", "euros",
+    "Rupees"); ``None`` for any other word."""
+    if word.upper() in CURRENCY_CODES:
+        return word.upper()
+    if word in CURRENCY_SYMBOLS:
+        return CURRENCY_SYMBOLS[word]
+    name = word.lower()
+    return _CURRENCY_NAMES.get(name) or _CURRENCY_NAMES.get(name.removesuffix("s"))
+
+
+_NAMED = re.compile(rf"\b(?:{'|'.join(_CURRENCY_NAMES)})s?\b", re.I)
+
+
+def currency_names_as_codes(text: str) -> str:
+    """``text`` with each currency it names by name as its ISO 4217 code ("billed in
+    euros" -> "billed in EUR"), as values print it."""
+    return _NAMED.sub(lambda m: currency_code(m.group(0)) or m.group(0), text)
 
 
 def unit_key(unit: str) -> str:

@@ -40,7 +40,15 @@ from hybrid_rag.models import Fact
 from hybrid_rag.text import participle, stem, tokens, word_key
 from hybrid_rag.units import convert, scale_of, unit_key
 
-__all__ = ["MAX_CLAUSE", "SHOWN", "Valued", "asked_phrases", "collection_answer", "members"]
+__all__ = [
+    "MAX_CLAUSE",
+    "SHOWN",
+    "Valued",
+    "asked_phrases",
+    "collection_answer",
+    "every_document",
+    "members",
+]
 
 MAX_CLAUSE = 14
 """The most words (numbers apart) a clause of a value may have to state what a filter
@@ -79,6 +87,20 @@ def asked_phrases(
     return ((a.other_name, False), *found) if a.other_name else found
 
 
+def every_document(a: QuestionAnalysis) -> bool:
+    """Whether a collection question asks for every document in scope: it names no
+    property, set, kind, date or bound, and no word of it is a value to look for ("How
+    many invoices do we hold?", "List all our sheets")."""
+    bounded = a.threshold is not None or a.period is not None or a.coded is not None
+    sets = a.named_set or a.kind_set or a.kind_noun or a.others_of
+    return (
+        a.collection
+        and a.intent == "filter"
+        and not (a.properties or bounded or sets)
+        and not asked_phrases(a, a.kind_words)
+    )
+
+
 _CLAUSE = re.compile(r"(?<=[.;])\s+|\n|;\s*")
 
 
@@ -96,7 +118,7 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
         asked = {p.name for p in a.properties}
         return [f for f in facts if f.doc_id in a.named_set and f.predicate in asked]
     stated = [f for f in facts if f.status == "stated"]
-    if a.threshold is not None or a.intent in ("min", "max"):
+    if a.threshold is not None or a.intent in ("min", "max") or a.summed:
         return _typed_members(a, stated)
     if a.period is not None:
         return _dated_members(a, stated)
@@ -104,6 +126,8 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
         return _coded_members(a.coded, a.patterns, stated)
     if a.named_set and not collection_phrases(a.question, a.kind_words):
         return _named_members(a, stated)
+    if every_document(a):  # "How many invoices do we hold?": each by its name
+        return list({f.doc_id: f for f in reversed(stated)}.values())[::-1]
     if a.kind_set and not collection_phrases(a.question, a.kind_words):
         return _kind_members(a, stated)  # "How many liquids do we have?"
     ids = [w for words, _whole in collection_phrases(a.question) for w in words if identifier(w)]
@@ -333,15 +357,18 @@ def _one_letter_off(a: str, b: str) -> bool:
 
 
 def _typed_members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
-    """Each document's first stated number; a value printed as a bound ("> 200 °C") is
-    a member only where the bound decides: above 1500 for "> 1500", never below."""
+    """Each document's first stated number (in the unit asked, if one is); a value
+    printed as a bound ("> 200 °C") is a member only where the bound decides: above 1500
+    for "> 1500", never below; every document's for a sum."""
     first: dict[str, V] = {}
     for f in facts:
-        if f.number is not None:
+        if f.number is not None and (a.unit is None or f.unit == a.unit):
             first.setdefault(f.doc_id, f)
     if a.threshold is not None:
         bound = a.threshold
         return [f for f in first.values() if _passes(f, bound)]
+    if a.summed:
+        return list(first.values())
     points = [f for f in first.values() if _qualifier(f.value) is None]
     units = {f.unit for f in points}
     if len(units) != 1:
@@ -427,6 +454,8 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
     """The count, then the members with their values and citations."""
     if a.intent == "lookup" and a.named_set:
         return _per_value(a, facts, limit)
+    if a.summed and facts:
+        return _sum_answer(a, facts, limit)
     per_doc: dict[str, list[Fact]] = {}
     for f in facts:
         per_doc.setdefault(f.doc_id, []).append(f)
@@ -434,6 +463,8 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
     noun = a.noun if n == 1 else plural(a.noun)
     if a.set_loose and per_doc and collection_phrases(a.question, a.kind_words):
         return _loose_answer(a, per_doc, limit)
+    if not per_doc and a.intent in ("min", "max") and a.properties:
+        return _no_extreme(a)
     if not per_doc:
         text = (
             f"None {_among(a)} states {_what(a)}."
@@ -451,6 +482,8 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
         head = f"The {word} {label} any {a.noun} states"
         head = f"The {word} {label} {_among(a)}" if a.kind_label or a.named_set else head
         text = f"{head}: {items}."
+    elif every_document(a):
+        text = f"{n} {noun} {'is' if n == 1 else 'are'} in scope: {items}."
     elif a.named_set and not collection_phrases(a.question, a.kind_words) and not a.threshold:
         text = f"{n} {noun} {'is' if n == 1 else 'are'} {_called(a)}: {items}."
     elif a.kind_label and not collection_phrases(a.question, a.kind_words) and not a.threshold:
@@ -464,6 +497,45 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
         text = f"{n} {noun} {verb} {_what(a, facts)}: {items}."
     cites = tuple(fs[0].evidence for _d, fs in per_doc.items())
     return Composed(clip(text, limit), cites, True, False)
+
+
+def _no_extreme(a: QuestionAnalysis) -> Composed:
+    """No extreme: no document states the asked quantity, or their values are in units
+    no conversion relates (totals in EUR, INR and USD)."""
+    word = "lowest" if a.intent == "min" else "highest"
+    label = in_sentence(a.properties[0].label)
+    text = (
+        f"No {word} {label} can be named: no {a.noun} in scope states one, or their values "
+        f"are in units that do not convert into each other (ask for the {word} in one unit)."
+    )
+    return Composed(text, (), True, False, "not_in_documents")
+
+
+def _sum_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
+    """The asked values added up per unit (no rate converts currencies), then each
+    document's value with its citation."""
+    per_doc: dict[str, list[Fact]] = {}
+    sums: dict[str | None, float] = {}
+    for f in facts:
+        per_doc.setdefault(f.doc_id, []).append(f)
+        sums[f.unit] = sums.get(f.unit, 0.0) + (f.number or 0.0)
+    n, label = len(per_doc), in_sentence(facts[0].predicate_label)
+    among = (
+        _among(a).removeprefix("of ")
+        if a.named_set or a.kind_label
+        else f"the {n} {plural(a.noun)}"
+    )
+    among += f" in {a.unit}" if a.unit else ""
+    added = " and ".join(f"{_amount_text(v)}{unit_text(u)}" for u, v in sums.items())
+    per = " (one sum per unit: none converts to another)" if len(sums) > 1 else ""
+    text = f"The {plural(label)} of {among} add up to {added}{per}: {_listed(per_doc)}."
+    cites = tuple(fs[0].evidence for fs in per_doc.values())
+    return Composed(clip(text, limit), cites, True, False)
+
+
+def _amount_text(value: float) -> str:
+    """A sum as written: two decimals unless it is whole ("5687.63", "2258")."""
+    return f"{value:.0f}" if value == int(value) else f"{value:.2f}"
 
 
 def _loose_answer(a: QuestionAnalysis, per_doc: dict[str, list[Fact]], limit: int) -> Composed:

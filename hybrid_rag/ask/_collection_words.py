@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from hybrid_rag.ask.grammar import main_clause
 from hybrid_rag.text import STOPWORDS, participle, stem, tokens
+from hybrid_rag.units import currency_names_as_codes
 
 __all__ = [
     "capitalised",
@@ -209,7 +210,7 @@ def collection_phrases(
     if m and tokens(question).count(m.group(1).lower()) == 1:
         skip |= {m.group(1).lower()}  # "Which of the cleaners ...": the set, not a value
     question = _COUNT.sub(" ", question, count=1)  # "what is the number of": the asking
-    question = joined_codes(question)
+    question = currency_names_as_codes(joined_codes(question))  # "in euros": EUR
     found: list[tuple[tuple[str, ...], bool]] = []
     texts = [(m.group(1), True) for m in _QUOTED.finditer(question)]
     texts += [(m.group(1), True) for m in _PAREN.finditer(question)]

@@ -47,6 +47,7 @@ from hybrid_rag.types import (
     QuestionAnalysis,
     ScopeView,
 )
+from hybrid_rag.units import currency_code
 
 __all__ = [
     "Intent",
@@ -105,6 +106,8 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         and (not subjects or namesakes(question, subjects, index))
     ):
         props = _dating(ontology)  # "the most recent invoice": by the document's own date
+    if not props and _SIZE.search(text) and (not subjects or namesakes(question, subjects, index)):
+        props = _amount(ontology)  # "the largest invoice": by its amount
     terms = _filter_terms(question)
     said: str | None = None
     sections: tuple[int, ...] = ()
@@ -160,9 +163,16 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         intent, limit, props = _over_collection(question, text, props, ontology)
         period = period_of(question, props, ontology) if intent == "filter" and not limit else None
         coded = _coded(question, props, ontology) if intent == "filter" and not limit else None
-    if not collection and not subjects and props and intent == "lookup":
+    summed = collection and intent not in ("min", "max") and _sums(question, noun)
+    if named is None and not subjects and ((props and intent == "lookup") or summed):
         named = shared_name(question, index, kinds | _named_words(props, ontology))
-        collection = named is not None  # "the UN number for ethanol": per sheet named so
+        collection = collection or named is not None  # "the UN number for ethanol": per sheet
+    if summed:  # "the total of all invoices in EUR": the asked amounts added up
+        intent, limit, period, coded = "filter", None, None, None
+        props = tuple(p for p in props if p.name in _typed(props, ontology)) or _amount(ontology)
+        props = props[:1]
+    elif collection and intent == "filter" and not props and _currency(question):
+        props = _priced(ontology)  # "How many invoices are in USD?": the currency says
     if named is not None:
         kinds |= set(named[0] + named[1])  # the set's words filter no value
     kept = {p.name for p in props}
@@ -187,6 +197,8 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         vocabulary=_vocabulary_stems(ontology) if collection else frozenset(),
         named_set=named[2] if named is not None else (),
         coded=coded if period is None else None,
+        summed=summed,
+        unit=_currency(question) if summed or (collection and intent in ("min", "max")) else None,
         period=period,
         set_name=" ".join(named[0]) if named is not None else None,
         set_by_source=named is not None and len(index.naming(named[0])) < len(named[2]),
@@ -259,6 +271,46 @@ def _item_labels(props: tuple[PropertyDef, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(dict.fromkeys(out))
 
 
+_SIZE = re.compile(
+    r"\b(?:(?:larg|bigg|small|high|low|great|cheap)est|(?:most|least)\s+expensive)\b"
+)
+"""An extreme of size with no property named ("the largest invoice"): of the amount."""
+_SUM = (
+    r"\b(?:sum|total)\s+(?:amount\s+)?(?:of|for|across|over)\s+(?:all|every|each|our|the)\b"
+    r"[^?.;]*\b(?:{noun}s?|documents)\b|\badd(?:s|ed)?\s+up\b|\baltogether\b|\bcombined\b"
+    r"|\bin\s+total\b|\bsummed\b"
+)
+
+
+def _priced(ontology: Ontology) -> tuple[PropertyDef, ...]:
+    """The subject's currency properties (value kind ``currency``)."""
+    if not isinstance(ontology, OntologyMatching):
+        return ()
+    subject = document_model(ontology).subject_class
+    return tuple(
+        p
+        for p in ontology.properties()
+        if ontology.value_kind(p.name) == "currency" and _local(p.domain or "") == subject
+    )
+
+
+def _local(iri: str) -> str:
+    return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+
+
+def _sums(question: str, noun: str) -> bool:
+    """Whether the question asks the sum of the documents' amounts ("the total of all
+    invoices", "the sum over our invoices", "how much do they add up to")."""
+    return re.search(_SUM.format(noun=re.escape(noun)), question, re.I) is not None
+
+
+def _currency(question: str) -> str | None:
+    """The currency the question names by code, symbol or name ("in EUR", "in euros"),
+    which its extreme or sum is asked in; ``None`` if it names none."""
+    words = (w.strip(".,;:?!()'\"") for w in question.split())
+    return next((c for w in words if w and (c := currency_code(w))), None)
+
+
 _RECENCY = re.compile(r"\b(?:most\s+recent(?:ly)?|least\s+recent|latest|newest|oldest|earliest)\b")
 
 
@@ -300,7 +352,7 @@ def _collective(
         return True
     if subjects:
         return False
-    return collection_question(clause) or _extreme(question, props, ontology)
+    return collection_question(clause) or _extreme(question, props, ontology) or _sums(clause, noun)
 
 
 def _extreme(question: str, props: Sequence[PropertyDef], ontology: Ontology) -> bool:
@@ -322,7 +374,7 @@ def _names_property(words: Sequence[str], ontology: Ontology) -> bool:
 
 _EXTREME = (
     r"\b(?:(?:high|low|small|larg|great|bigg|hott|warm|cold|cool|strong|weak|few|old|new"
-    r"|lat|earli|dens|light|heavi)est|most|least|maximum|minimum)\b"
+    r"|lat|earli|dens|light|heavi|cheap)est|most|least|maximum|minimum)\b"
 )
 
 
@@ -334,12 +386,21 @@ def _over_collection(
     bound = threshold(question)
     typed = _typed(props, ontology)
     quantity = tuple(p for p in props if p.name in typed)
+    if bound is not None and not quantity and currency_code(bound.unit or ""):
+        quantity = _amount(ontology)  # "invoices over 500 EUR": their amount
     if bound is not None and _quantity(quantity):
         return "filter", bound, quantity[:1]
     direction = _direction(text, quantity, ontology) if quantity else None
     if direction is not None and _quantity(quantity) and re.search(_EXTREME, text):
         return direction[0], None, quantity[:1]
     return "filter", None, props
+
+
+def _amount(ontology: Ontology) -> tuple[PropertyDef, ...]:
+    """The subject's amount (``DocumentModel.amount``: an invoice's total), which a
+    bound in a currency that names no property is asked of ("invoices over 500 EUR")."""
+    name = document_model(ontology).amount
+    return tuple(p for p in ontology.properties() if p.name == name)
 
 
 _TYPED_KINDS = frozenset(["number", "date", "temperature", "range"])
@@ -486,7 +547,7 @@ def _parts_last(props: tuple[PropertyDef, ...], ontology: Ontology) -> tuple[Pro
     parts = set(document_model(ontology).part_classes())
     if not parts:
         return props
-    part = [p for p in props if (p.domain or "").rsplit("#", 1)[-1].rsplit("/", 1)[-1] in parts]
+    part = [p for p in props if _local(p.domain or "") in parts]
     own = tuple(p for p in props if p not in part)
     return own or tuple(part)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal
 
-from hybrid_rag.units import convert
+from hybrid_rag.units import convert, currency_code
 
 __all__ = [
     "COMPARISON_WORDS",
@@ -37,8 +37,8 @@ _MORE = (  # "above" / "below" make a comparison only with a number: see thresho
     r"higher|greater|larger|bigger|more|hotter|warmer|stronger|later|newer"
 )
 _LESS = (
-    r"lowest|minimum|smallest|least|fewest|coldest|coolest|weakest|earliest|oldest|"
-    r"lower|less|smaller|fewer|colder|cooler|weaker|earlier|older"
+    r"lowest|minimum|smallest|least|fewest|coldest|coolest|weakest|earliest|oldest|cheapest|"
+    r"lower|less|smaller|fewer|colder|cooler|weaker|earlier|older|cheaper"
 )
 # "issued first?", "expires last:": in time, at the end of a clause ("first aid" is none)
 _ORDER = ("first", "last")
@@ -107,7 +107,8 @@ _ABOVE = (
 )  # "denser than 1.6 g/cm3", "more volatile than"
 _BELOW = rf"below|under|\b(?:{_LESSER}|less\s+[a-z]+)\s+than|at\s+most|<=?"
 _BOUND = re.compile(
-    rf"(?:(?P<above>{_ABOVE})|(?P<below>{_BELOW}))\s*(?P<n>[-−]?\d+(?:[.,]\d+)?)\s*"
+    rf"(?:(?P<above>{_ABOVE})|(?P<below>{_BELOW}))\s*(?P<sign>[$€£¥₹])?\s*"
+    r"(?P<n>[-−]?\d+(?:[.,]\d+)?)\s*"
     r"(?P<unit>°\s*[CF]\b|deg(?:rees)?\s*[CF]\b|%|[A-Za-z/]+[0-9³²]?)?",
     re.I,
 )
@@ -140,9 +141,10 @@ def threshold(text: str) -> Threshold | None:
     if m is None:
         return None
     value = float(m.group("n").replace(",", ".").replace("−", "-"))
-    unit = (m.group("unit") or "").strip() or None
+    unit = (m.group("unit") or "").strip() or m.group("sign")
     if unit and unit.lower().startswith("deg"):
         unit = "°" + unit[-1].upper()
+    unit = (currency_code(unit) or unit) if unit else None  # "500 euros", "€500": EUR
     return Threshold(">" if m.group("above") else "<", value, unit)
 
 

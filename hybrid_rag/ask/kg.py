@@ -11,7 +11,7 @@ from hybrid_rag import _budget
 from hybrid_rag._prompt_vocab import describe_properties, prefix_of, relevant_properties
 from hybrid_rag._vocab import HR, RDFS_LABEL
 from hybrid_rag._workers import Workers
-from hybrid_rag.ask._collection import asked_phrases, members
+from hybrid_rag.ask._collection import asked_phrases, every_document, members
 from hybrid_rag.ask._collection_words import question_codes, search_roots
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.errors import (
@@ -149,12 +149,19 @@ async def run_kg_chain(
     if analysis.collection and analysis.named_set and not (analysis.set_loose and template):
         scope = [d for d in analysis.named_set if d in scope]  # "How many zinc compounds?"
         template = template or _naming_template(ontology)
+    if every_document(analysis):  # "How many invoices do we hold?"
+        template = _naming_template(ontology)
     if template is not None and analysis.collection:  # precision first: members only
         await _collect(template, "template", analysis, graph=graph, scope=scope,
                        result=result, workers=workers)  # fmt: skip
         if not result.facts and not result.errors and (coded := _asked_values(analysis)):
             await _collect(coded, "broadened", analysis, graph=graph, scope=scope,
                            result=result, workers=workers)  # fmt: skip
+        named = {f.doc_id for f in result.facts}
+        if every_document(analysis) and not result.errors and len(named) < len(scope):
+            unnamed = [d for d in scope if d not in named]  # no name read: any of its facts
+            await _collect(fact_query([], lean=True), "broadened", analysis, graph=graph,
+                           scope=unnamed, result=result, workers=workers)  # fmt: skip
         if result.facts or result.errors or llm is None:
             return _finished(result, ontology)
         template = None  # no phrase of the question matched: the model writes SPARQL
@@ -298,7 +305,7 @@ def _model_template(ontology: Ontology, names: Sequence[str]) -> str | None:
 def _collection_template(a: QuestionAnalysis) -> str | None:
     """Every document's facts a collection question can use: the asked quantity's for
     a bound or an extreme, else the values that hold a word of its phrases."""
-    if a.threshold is not None or a.intent in ("min", "max"):
+    if a.threshold is not None or a.intent in ("min", "max") or a.summed:
         return fact_query([a.properties[0].iri], lean=True) if a.properties else None
     if a.intent == "lookup" and a.named_set:  # each named document's values
         return fact_query([p.iri for p in a.properties], lean=True)

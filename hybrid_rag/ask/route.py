@@ -30,13 +30,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
 
+from hybrid_rag.ask._collection import every_document
 from hybrid_rag.ask._collection_words import collection_phrases, joined_codes
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView, analyse, pair_question
 from hybrid_rag.ask.grammar import creative_request, unsafe_request
 from hybrid_rag.ask.linking import HEAD_SHARE, SubjectMatch
 from hybrid_rag.models import ChatMessage
+from hybrid_rag.ontology import document_model
 from hybrid_rag.protocols import Ontology, OntologyMatching
 from hybrid_rag.text import STOPWORDS, tokens
+from hybrid_rag.units import currency_code
 
 __all__ = ["SCOPE_AS_SUBJECT", "OfflineRouter"]
 
@@ -199,7 +202,7 @@ def _collection_route(question: str, a: QuestionAnalysis, scope: ScopeView) -> Q
         reason = f"Not found: no document is about {unknown}."  # "Hazard Class 2B" is a value
         out = _direct(question, "out_of_scope", reason)
         return replace(out, missing=(unknown,), unlinked=(unknown,), collection=True)
-    if a.properties or a.period is not None or a.named_set or a.kind_noun:
+    if a.properties or a.period is not None or a.named_set or a.kind_noun or every_document(a):
         return a  # a kind noun ("liquids") is the store's to read (``kg.of_kind``)
     coded = {t for t in tokens(joined_codes(question)) if any(c.isdigit() for c in t)}
     if (_content_words(question) | coded) & scope.printed or _known_words(question, scope):
@@ -285,11 +288,14 @@ def _unknown_name(question: str, scope: ScopeView) -> str | None:
     known |= _property_words(scope.ontology) | scope.printed
     question = _DEGREES.sub(" ", question)
     words = _WORD.findall(question)
+    priced = document_model(scope.ontology).amount is not None
     for i, w in enumerate(words):
         if i > 0 and _unknown_code(w, words[i - 1], known, scope.ontology):
             return _name_around(question, words, i)
         toks = [t for t in tokens(w) if t.isalpha()]
         if i == 0 or not w[0].isupper() or not toks or any(_known(t, known) for t in toks):
+            continue
+        if priced and currency_code(w.strip(".,;:?!")):  # "in USD": a currency, no name
             continue
         return _name_around(question, words, i)
     return None
