@@ -8,6 +8,7 @@ The documents (spare-part data sheets) and their ontology are written for these 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -138,3 +139,37 @@ def test_a_clitic_s_names_no_set(rag: HybridRAG) -> None:
     answer = rag.ask("What's the shipping class of brass?")
     assert {f.doc_id for f in answer.facts} == {"pellet", "slag"}
     assert answer.text is not None and "named 'brass'" in answer.text
+
+
+NAMED = f"""
+@prefix pt: <http://example.org/parts#> .
+@prefix hr: <{HR}> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+pt:SparePart a owl:Class ; rdfs:label "Spare part" .
+pt:partName a owl:DatatypeProperty ; rdfs:label "Part name" ; rdfs:domain pt:SparePart ;
+    hr:namesSubject true .
+pt:synonym a owl:DatatypeProperty ; rdfs:label "Synonyms" ; rdfs:domain pt:SparePart ;
+    hr:namesSubject true .
+pt:weight a owl:DatatypeProperty ; rdfs:label "Weight" ; rdfs:domain pt:SparePart ;
+    hr:valueKind "number" ; hr:unit "kg" .
+"""
+
+
+def test_a_lookup_of_a_shared_name_asks_every_document_named_so(tmp_path: Path) -> None:
+    # "brass fitting": the three fittings, not the bolt whose alias in index form
+    # ("Brass fitting, hexagonal") links too
+    sheets = {
+        "fit-1": "Part name: Brass Fitting BF-1\nWeight: 0.3 kg\n",
+        "fit-2": "Part name: Brass Fitting BF-2\nWeight: 0.3 kg\n",
+        "fit-3": "Part name: Brass Fitting Long BF-3\nWeight: 0.5 kg\n",
+        "bolt": "Part name: Hex Bolt HB-1\nSynonyms: Brass fitting, hexagonal\nWeight: 0.1 kg\n",
+    }
+    (tmp_path / "parts.ttl").write_text(NAMED)
+    for name, text in sheets.items():
+        (tmp_path / f"{name}.txt").write_text(text)
+    with HybridRAG(tmp_path / "s", ontology=tmp_path / "parts.ttl", embedder="hashing") as r:
+        r.ingest_many(sorted(tmp_path.glob("*.txt")), raise_errors=True)
+        answer = r.ask("What is the weight of a brass fitting?")
+        assert {f.doc_id for f in answer.facts} == {"fit-1", "fit-2", "fit-3"}
+        assert answer.text is not None and "named 'brass fitting'" in answer.text

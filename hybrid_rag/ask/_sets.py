@@ -22,6 +22,7 @@ __all__ = [
     "set_cue",
     "set_noun",
     "shared_name",
+    "unlinked_namesakes",
 ]
 
 NamedSet = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
@@ -115,6 +116,20 @@ def namesakes(
     words = [t for t in dict.fromkeys(_words(question)) if t in said]
     docs = _called(index, words)
     return (tuple(words), (), tuple(docs)) if len(docs) >= 2 else None
+
+
+def unlinked_namesakes(
+    question: str, subjects: Sequence[SubjectMatch], index: SubjectIndex, skip: frozenset[str]
+) -> NamedSet | None:
+    """The namesakes of the one name a lookup gives (``namesakes``) when they are not
+    the documents it linked: the name is shared by more documents than were linked, or
+    some were linked by an alias in index form ("Sulfuric acid, disodium salt" of sodium
+    sulfate for "the UN number of sulfuric acid"), and the question gives no name of its
+    own besides (``skip``: the asked properties' words). ``None`` otherwise."""
+    found = namesakes(question, subjects, index)
+    if found is None or set(found[2]) == {m.doc_id for m in subjects}:
+        return None
+    return None if _other_name(question, skip | set(found[0])) else found
 
 
 def set_noun(question: str, kinds: frozenset[str]) -> str | None:

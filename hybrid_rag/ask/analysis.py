@@ -25,6 +25,7 @@ from hybrid_rag.ask._sets import (
     set_cue,
     set_noun,
     shared_name,
+    unlinked_namesakes,
 )
 from hybrid_rag.ask._verbs import by_verb_noun
 from hybrid_rag.ask._wh import by_question_word
@@ -164,6 +165,10 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         period = period_of(question, props, ontology) if intent == "filter" and not limit else None
         coded = _coded(question, props, ontology) if intent == "filter" and not limit else None
     summed = collection and intent not in ("min", "max") and _sums(question, noun)
+    if named is None and subjects and props and intent == "lookup" and not collection:
+        skip = kinds | _named_words(props, ontology)  # "the UN number of nitric acid": all 5
+        named = unlinked_namesakes(question, subjects, index, skip)
+        collection, subjects = (True, ()) if named is not None else (collection, subjects)
     if named is None and not subjects and ((props and intent == "lookup") or summed):
         named = shared_name(question, index, kinds | _named_words(props, ontology))
         collection = collection or named is not None  # "the UN number for ethanol": per sheet
