@@ -8,6 +8,7 @@ The documents (spare-part data sheets) and their ontology are written for these 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -61,16 +62,24 @@ LABELS = (
 )  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def rag(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HybridRAG]:
-    folder = tmp_path_factory.mktemp("wordings")
-    (folder / "parts.ttl").write_text(ONTOLOGY)
-    for name, fields in SHEETS.items():
-        values = fields.split(" / ")
-        text = "".join(f"{label}: {value}\n" for label, value in zip(LABELS, values, strict=True))
+@contextmanager
+def _built(folder: Path, ontology: str, texts: dict[str, str]) -> Iterator[HybridRAG]:
+    """A store of ``{doc id: text}`` under the ontology's Turtle."""
+    (folder / "parts.ttl").write_text(ontology)
+    for name, text in texts.items():
         (folder / f"{name}.txt").write_text(text)
     with HybridRAG(folder / "store", ontology=folder / "parts.ttl", embedder="hashing") as r:
         r.ingest_many(sorted(folder.glob("*.txt")), raise_errors=True)
+        yield r
+
+
+@pytest.fixture(scope="module")
+def rag(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HybridRAG]:
+    texts = {
+        name: "".join(f"{k}: {v}\n" for k, v in zip(LABELS, fields.split(" / "), strict=True))
+        for name, fields in SHEETS.items()
+    }
+    with _built(tmp_path_factory.mktemp("wordings"), ONTOLOGY, texts) as r:
         yield r
 
 
@@ -165,11 +174,7 @@ def test_a_lookup_of_a_shared_name_asks_every_document_named_so(tmp_path: Path) 
         "fit-3": "Part name: Brass Fitting Long BF-3\nWeight: 0.5 kg\n",
         "bolt": "Part name: Hex Bolt HB-1\nSynonyms: Brass fitting, hexagonal\nWeight: 0.1 kg\n",
     }
-    (tmp_path / "parts.ttl").write_text(NAMED)
-    for name, text in sheets.items():
-        (tmp_path / f"{name}.txt").write_text(text)
-    with HybridRAG(tmp_path / "s", ontology=tmp_path / "parts.ttl", embedder="hashing") as r:
-        r.ingest_many(sorted(tmp_path.glob("*.txt")), raise_errors=True)
+    with _built(tmp_path, NAMED, sheets) as r:
         answer = r.ask("What is the weight of a brass fitting?")
         assert {f.doc_id for f in answer.facts} == {"fit-1", "fit-2", "fit-3"}
         assert answer.text is not None and "named 'brass fitting'" in answer.text
