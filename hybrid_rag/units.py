@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
+    "BARE_SCALES",
     "CURRENCY_CODES",
     "CURRENCY_SYMBOLS",
     "DENSITY",
@@ -50,10 +51,20 @@ PRESSURE = Scale(
 )  # fmt: skip
 DENSITY = Scale(
     "density",
-    {"g/cm3": 1.0, "g/mL": 1.0, "g/cc": 1.0, "kg/L": 1.0, "kg/m3": 0.001, "g/L": 0.001},
+    {
+        "g/cm3": 1.0,
+        "g/mL": 1.0,
+        "g/cc": 1.0,
+        "kg/L": 1.0,
+        "kg/m3": 0.001,
+        "g/L": 0.001,
+        "lb/gal": 0.119826,
+    },
     bare=True,
 )
 _SCALES = (PRESSURE, DENSITY)
+BARE_SCALES = tuple(s for s in _SCALES if s.bare)
+"""The scales a number printed with no unit is on (its base unit)."""
 _TEMPERATURE = {"°c": "C", "c": "C", "°f": "F", "f": "F", "k": "K"}
 
 

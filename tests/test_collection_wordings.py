@@ -41,7 +41,7 @@ pt:boilingPoint a owl:DatatypeProperty ; rdfs:label "Boiling point" ;
 pt:vapourPressure a owl:DatatypeProperty ; rdfs:label "Vapour pressure" ;
     rdfs:domain pt:SparePart ; hr:valueKind "number" ; hr:unit "mmHg" .
 pt:density a owl:DatatypeProperty ; rdfs:label "Density" ; rdfs:domain pt:SparePart ;
-    hr:valueKind "number" .
+    hr:valueKind "number" ; skos:hiddenLabel "dense" .
 pt:maker a owl:DatatypeProperty ; rdfs:label "Manufacturer" ; rdfs:domain pt:SparePart ;
     hr:namesSource true .
 """
@@ -55,6 +55,7 @@ SHEETS = {
     "pellet": "Brass Pellet BP-4 / Not regulated / None / Solid / 1,150 °C (2,102 °F) / None"
     " / 8.5 / Tarvik AB",
     "slag": "Brass Slag BS-5 / 9 / III / Solid / 2,230 °C / None / 2.9 g/cm3 / Tarvik AB",
+    "powder": "Iron Powder IP-6 / None / None / Powder / None / None / 1530 kg/m3 / Tarvik AB",
 }
 LABELS = (
     "Part name", "Shipping class", "Packing grade", "Form", "Boiling point", "Vapour pressure",
@@ -141,6 +142,31 @@ def test_a_range_is_below_a_bound_only_as_a_whole(rag: HybridRAG) -> None:
     # "1.4 - 1.6" is not below 1.5; it is above 1.3
     assert _members(rag, "Which parts have a density below 1.5?") == {"coolant", "peroxide"}
     assert "etchant" in _members(rag, "Which parts have a density above 1.3?")
+
+
+def test_a_bound_between_two_numbers_holds_a_range_inside_it(rag: HybridRAG) -> None:
+    between = rag.ask("Which parts have a boiling point between 100 and 160 °C?")
+    assert {f.doc_id for f in between.facts} == {"etchant", "peroxide"}
+    assert between.text is not None and "between 100 and 160" in between.text
+    assert _members(rag, "Which parts have a density between 1.3 and 1.7?") == {"etchant"}
+
+
+def test_a_number_in_another_unit_of_its_scale_is_no_bare_number(rag: HybridRAG) -> None:
+    # "1530 kg/m3" is 1.53 g/cm3: not above 3, and not the densest
+    assert _members(rag, "Which parts have a density above 3?") == {"pellet"}
+    assert _members(rag, "Which part is the densest?") == {"pellet"}
+
+
+def test_a_kind_the_question_ends_on_is_read_of_a_named_set(rag: HybridRAG) -> None:
+    answer = rag.ask("Which Tarvik parts are solids?")
+    assert {f.doc_id for f in answer.facts} == {"pellet", "slag"}
+    assert answer.text is not None and "the form solid" in answer.text
+
+
+def test_whether_documents_state_a_quantity_at_all(rag: HybridRAG) -> None:
+    stated = _members(rag, "Which parts state a vapour pressure?")
+    assert stated == {"coolant", "etchant", "peroxide"}
+    assert _members(rag, "Which parts have no vapour pressure?") == {"pellet", "slag", "powder"}
 
 
 def test_a_clitic_s_names_no_set(rag: HybridRAG) -> None:

@@ -38,7 +38,7 @@ from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.ask.grammar import Threshold
 from hybrid_rag.models import Fact
 from hybrid_rag.text import participle, stem, tokens, word_key
-from hybrid_rag.units import convert, scale_of, unit_key
+from hybrid_rag.units import BARE_SCALES, convert, scale_of, unit_key
 
 __all__ = [
     "MAX_CLAUSE",
@@ -48,6 +48,7 @@ __all__ = [
     "collection_answer",
     "every_document",
     "members",
+    "stating",
 ]
 
 MAX_CLAUSE = 14
@@ -124,12 +125,16 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
         return _dated_members(a, stated)
     if a.coded is not None:  # "DOT class 8": the value's own (first) code decides
         return _coded_members(a.coded, a.patterns, stated)
+    if a.kind_set and not collection_phrases(a.question, a.kind_words):
+        return _kind_members(a, stated)  # "How many liquids do we have?"
     if a.named_set and not collection_phrases(a.question, a.kind_words):
         return _named_members(a, stated)
     if every_document(a):  # "How many invoices do we hold?": each by its name
         return list({f.doc_id: f for f in reversed(stated)}.values())[::-1]
-    if a.kind_set and not collection_phrases(a.question, a.kind_words):
-        return _kind_members(a, stated)  # "How many liquids do we have?"
+    if stating(a) and _NEGATION.search(a.question):  # "no flash point": "Not applicable"
+        return [f for f in facts if f.predicate in a.typed and _NONE.search(f.value)]
+    if stating(a):  # "Which Libman products have a flash point?": any number of it
+        return [f for f in stated if f.predicate in a.typed and f.number is not None]
     ids = [w for words, _whole in collection_phrases(a.question) for w in words if identifier(w)]
     if ids:  # an identifier identifies: the values that print every one the question gives
         patterns = [code_pattern(w) for w in dict.fromkeys(ids)]
@@ -147,6 +152,20 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
     if not found and own:  # "whose primary DOT hazard class is 6.1": the asked value's code
         found = _coded(a, own)
     return _with_every_code(a, found, stated)
+
+
+def stating(a: QuestionAnalysis) -> bool:
+    """Whether a filter asks only whether documents state a typed quantity, or state
+    that they have none: its words are the asked properties' own ("Which products have
+    a flash point?", "... no flash point?")."""
+    if a.threshold is not None or a.intent != "filter":
+        return False
+    phrases = [w for words, _whole in asked_phrases(a, a.kind_words) for w in words]
+    return bool(a.typed and phrases) and all(w in a.named_words for w in phrases)
+
+
+_NONE = re.compile(r"^\W*(?:none|not\s+applicable|n/?a|nil)\b", re.I)
+"""A value that says the document's subject has none of the quantity."""
 
 
 def _coded(a: QuestionAnalysis, own: Sequence[V]) -> list[V]:
@@ -369,7 +388,7 @@ def _typed_members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
         return [f for f in first.values() if _passes(f, bound)]
     if a.summed:
         return list(first.values())
-    points = [f for f in first.values() if _qualifier(f.value) is None]
+    points = [f for f in first.values() if _qualifier(f.value) is None and not _off_scale(f)]
     units = {f.unit for f in points}
     if len(units) != 1:
         return []  # no order across units
@@ -393,12 +412,15 @@ def _passes(f: Valued, bound: Threshold) -> bool:
     not ("> 200" against "below 230"): not a member; nor is a value in another unit than
     the bound's ("above 500 EUR": no amount in INR), temperatures apart (converted)."""
     side = _qualifier(f.value)
-    if side is not None and side != bound.op:
+    if side is not None and (side != bound.op or bound.upper is not None):
         return False
-    if bound.unit and not _same_unit(bound.unit, f):
+    if (bound.unit and not _same_unit(bound.unit, f)) or (not bound.unit and _off_scale(f)):
         return False
-    if bound.op == "<" and (span := _span(f)) is not None:  # "230 - 245 °C": all of it
-        return span[1] is not None and bound.holds(span[1], unit=f.unit)
+    span = _span(f)  # "230 - 245 °C": all of it, below a bound or between two
+    if span is not None and (bound.op == "<" or bound.upper is not None):
+        low, high = span
+        inside = bound.upper is None or bound.holds(low, unit=f.unit)
+        return inside and high is not None and bound.holds(high, unit=f.unit)
     return bound.holds(f.number or 0.0, unit=f.unit)
 
 
@@ -437,6 +459,16 @@ def _same_unit(asked: str, f: Valued) -> bool:
     if not printed:
         return scale.bare
     return all(scale.factor(u) == scale.factor(asked) for u in printed)
+
+
+def _off_scale(f: Valued) -> bool:
+    """Whether an untyped number is printed in a unit other than the base of a scale
+    that reads bare numbers ("1530 kg/m³" among relative densities): it compares with
+    neither a bound without a unit nor the other values."""
+    if f.unit is not None:
+        return False
+    printed = (u for s in BARE_SCALES for u in s.factors if s.factors[u] != 1.0)
+    return any(_prints_unit(f.value, u) for u in printed)
 
 
 def _prints_unit(value: str, unit: str) -> bool:
@@ -484,11 +516,12 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
         text = f"{head}: {items}."
     elif every_document(a):
         text = f"{n} {noun} {'is' if n == 1 else 'are'} in scope: {items}."
+    elif a.kind_label and not collection_phrases(a.question, a.kind_words) and not a.threshold:
+        kind = f"the {in_sentence(a.kind_label)} {a.kind_noun}"
+        among = _among(a) if a.named_set else noun
+        text = f"{n} {among} {'states' if n == 1 else 'state'} {kind}: {items}."
     elif a.named_set and not collection_phrases(a.question, a.kind_words) and not a.threshold:
         text = f"{n} {noun} {'is' if n == 1 else 'are'} {_called(a)}: {items}."
-    elif a.kind_label and not collection_phrases(a.question, a.kind_words) and not a.threshold:
-        kind = f"{in_sentence(a.kind_label)} {a.kind_noun}"
-        text = f"{n} {noun} {'states' if n == 1 else 'state'} the {kind}: {items}."
     elif a.named_set or a.kind_label:
         text = f"{n} {_among(a)} {verb} {_what(a, facts)}: {items}."
     elif a.others_of:
@@ -646,10 +679,13 @@ def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
     if a.coded is not None:
         label = next((p.label for p in a.properties if p.name == a.coded[0]), "value")
         return f"the {in_sentence(label)} {' or '.join(a.coded[1])}"
+    if stating(a) and a.properties:
+        label = in_sentence(a.properties[0].label)
+        article = "an" if label[:1] in "aeiou" else "a"
+        none = _NEGATION.search(a.question)
+        return f"no {label} (none or not applicable)" if none else f"{article} {label}"
     if a.threshold is not None and a.properties:
-        t = a.threshold
-        said = f"{'above' if t.op == '>' else 'below'} {t.value:g}{unit_text(t.unit)}"
-        return f"a {in_sentence(a.properties[0].label)} {said}"
+        return f"a {in_sentence(a.properties[0].label)} {a.threshold.said()}"
     values = [_words(f.value) for f in facts]
     phrases = [w for w, _whole in asked_phrases(a, a.kind_words)]
     held = [

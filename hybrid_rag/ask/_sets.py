@@ -15,6 +15,7 @@ from hybrid_rag.types import Ontology, OntologyMatching, PropertyDef
 
 __all__ = [
     "NamedSet",
+    "kind_predicate",
     "named_set",
     "namesakes",
     "noun_set",
@@ -144,6 +145,20 @@ def set_noun(question: str, kinds: frozenset[str]) -> str | None:
     found = (m, _OF_OURS.search(question), _WITH_THE.search(question))
     nouns = (_first_noun(f.group(1), kinds) for f in found if f is not None)
     return next((n for n in nouns if n is not None), None)
+
+
+_PREDICATE = re.compile(r"\b(?:are|is)\s+(?:all\s+)?([a-z][a-z-]+)\s*[?.!]*\s*$", re.I)
+
+
+def kind_predicate(question: str, kinds: frozenset[str]) -> str | None:
+    """The plural noun a collection question ends on after "are" ("Which Libman
+    products are liquids?"), when it is no kind word of the ontology: a kind the
+    documents may be of (``kg.of_kind`` decides); ``None`` otherwise."""
+    m = _PREDICATE.search(main_clause(question))
+    word = m.group(1).lower() if m else ""
+    if not _plural(word, kinds) or word in kinds or word[:-1] in kinds or generic(word):
+        return None
+    return word
 
 
 def _first_noun(text: str, kinds: frozenset[str]) -> str | None:

@@ -18,6 +18,8 @@ from hybrid_rag.ask._collection_words import (
     sets,
 )
 from hybrid_rag.ask._sets import (
+    NamedSet,
+    kind_predicate,
     named_set,
     namesakes,
     noun_set,
@@ -90,7 +92,7 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     higher than B's?") is ``polar`` and its ``subject`` is the product named first.
     """
     subjects = tuple(index.link(question))
-    if len(subjects) >= 2:  # "Which is denser, A or B?" asks which is more dense
+    if len(subjects) >= 2 or not subjects:  # "Which is denser, A or B?", "the densest"
         question = _comparatives_spelt_out(question, ontology)
     asked = without_names(question, subjects, keep=_document_words(ontology))
     props = _circumstance_last(asked, tuple(match_properties(asked, ontology)), ontology)
@@ -208,13 +210,22 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         set_name=" ".join(named[0]) if named is not None else None,
         set_by_source=named is not None and len(index.naming(named[0])) < len(named[2]),
         set_loose=bool(named and noun_set(named)) and intent == "filter" and not (limit or period),
-        kind_noun=set_noun(question, kinds | {noun}) if collection and named is None else None,
+        kind_noun=_kind_noun(question, kinds | {noun}, named) if collection else None,
         others_of=others[0] if collection else (),
         other_name=others[1] if collection else (),
         other_items=_other_items(props, ontology) if intent == "procedure" else frozenset(),
         items=frozenset(n for n in brought if n in kept),
         umbrellas=frozenset(u for n, u in brought.items() if n in kept),
     )
+
+
+def _kind_noun(question: str, kinds: frozenset[str], named: NamedSet | None) -> str | None:
+    """The noun a collection's documents may be of the kind of: the set's noun when no
+    name calls the set (``set_noun``: "Which liquids ...?"), else a plural noun the
+    question ends on ("Which Libman products are liquids?")."""
+    if named is None and (noun := set_noun(question, kinds)) is not None:
+        return noun
+    return kind_predicate(question, kinds)
 
 
 def _coded(

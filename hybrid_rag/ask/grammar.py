@@ -106,21 +106,32 @@ _ABOVE = (
     rf"|\b(?:(?!(?:{_LESSER}|{_NOT_COMPARATIVE})\b)[a-z]{{2,}}er|more\s+[a-z]+)\s+than"
 )  # "denser than 1.6 g/cm3", "more volatile than"
 _BELOW = rf"below|under|\b(?:{_LESSER}|less\s+[a-z]+)\s+than|at\s+most|<=?"
+_NUMBER = r"[-−]?\d+(?:[.,]\d+)?"
+_UNIT = r"°\s*[CF]\b|deg(?:rees)?\s*[CF]\b|%|[A-Za-z/]+[0-9³²]?"
 _BOUND = re.compile(
     rf"(?:(?P<above>{_ABOVE})|(?P<below>{_BELOW}))\s*(?P<sign>[$€£¥₹])?\s*"
-    r"(?P<n>[-−]?\d+(?:[.,]\d+)?)\s*"
-    r"(?P<unit>°\s*[CF]\b|deg(?:rees)?\s*[CF]\b|%|[A-Za-z/]+[0-9³²]?)?",
+    rf"(?P<n>{_NUMBER})\s*(?P<unit>{_UNIT})?",
+    re.I,
+)
+
+
+_BETWEEN = re.compile(
+    rf"\bbetween\s+(?P<sign>[$€£¥₹])?\s*(?P<n>{_NUMBER})\s*(?P<u1>{_UNIT})?\s+and\s+"
+    rf"[$€£¥₹]?\s*(?P<m>{_NUMBER})\s*(?P<unit>{_UNIT})?",
     re.I,
 )
 
 
 @dataclass(frozen=True, slots=True)
 class Threshold:
-    """A numeric bound in a question: ``op`` ``>`` or ``<``, the number, its unit as written."""
+    """A numeric bound in a question: ``op`` ``>`` or ``<``, the number, its unit as
+    written; with ``upper``, a span ("between 20 and 60 °C": above ``value`` and below
+    ``upper``)."""
 
     op: Literal[">", "<"]
     value: float
     unit: str | None = None
+    upper: float | None = None
 
     def in_celsius(self) -> float:
         """The bound in °C when it was written in °F or K (else unchanged)."""
@@ -132,20 +143,39 @@ class Threshold:
         ``unit`` when both measure one quantity (°F or K to °C, kPa to mmHg)."""
         converted = convert(self.value, self.unit, unit)
         bound = self.value if converted is None else converted
+        if self.upper is not None:
+            high = convert(self.upper, self.unit, unit)
+            return bound < number < (self.upper if high is None else high)
         return number > bound if self.op == ">" else number < bound
+
+    def said(self) -> str:
+        """The bound in words ("above 60 °C", "between 20 and 60 °C")."""
+        unit = "" if not self.unit else self.unit if self.unit[0] in "°%" else f" {self.unit}"
+        if self.upper is not None:
+            return f"between {self.value:g} and {self.upper:g}{unit}"
+        return f"{'above' if self.op == '>' else 'below'} {self.value:g}{unit}"
 
 
 def threshold(text: str) -> Threshold | None:
-    """The first numeric bound in ``text`` ("above 60 °C", "less than 7"), or ``None``."""
-    m = _BOUND.search(text)
+    """The first numeric bound in ``text`` ("above 60 °C", "less than 7", "between 20
+    and 60 °C"), or ``None``."""
+    span = _BETWEEN.search(text)
+    m = span or _BOUND.search(text)
     if m is None:
         return None
-    value = float(m.group("n").replace(",", ".").replace("−", "-"))
-    unit = (m.group("unit") or "").strip() or m.group("sign")
+    value = _float(m.group("n"))
+    unit = (m.group("unit") or (m.group("u1") if span else "") or "").strip() or m.group("sign")
     if unit and unit.lower().startswith("deg"):
         unit = "°" + unit[-1].upper()
     unit = (currency_code(unit) or unit) if unit else None  # "500 euros", "€500": EUR
+    if span is not None:
+        low, high = sorted((value, _float(m.group("m"))))
+        return Threshold(">", low, unit, upper=high)
     return Threshold(">" if m.group("above") else "<", value, unit)
+
+
+def _float(text: str) -> float:
+    return float(text.replace(",", ".").replace("−", "-"))
 
 
 @dataclass(frozen=True, slots=True)
