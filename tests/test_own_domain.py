@@ -110,6 +110,8 @@ def test_numbers_keep_their_printed_separators() -> None:
         ("28.02.23", "2023-02-28"),
         ("2021-11-30", "2021-11-30"),
         ("30/04/2020", "2020-04-30"),
+        ("Revision date 19-Jun-2023", "2023-06-19"),
+        ("14-April-2023", "2023-04-14"),
     ],
 )
 def test_dates_are_read_in_their_printed_forms(printed: str, iso: str) -> None:

@@ -76,7 +76,8 @@ def parse_amount(text: str) -> tuple[float, str] | None:
 
 _NUMERIC_DATE = re.compile(r"(?<![\d.,/])(\d{1,4})([./-])(\d{1,2})\2(\d{2,4})(?![\d/]|[.,]\d)")
 _WORDY_DATE = re.compile(
-    r"(?<![\w])(?:(?P<d1>\d{1,2})(?:st|nd|rd|th)?\.?\s+(?P<m1>[^\W\d_]{3,}\.?)\s+(?P<y1>\d{4})"
+    r"(?<![\w])(?:(?P<d1>\d{1,2})(?:st|nd|rd|th)?\.?(?:\s+|-)(?P<m1>[^\W\d_]{3,}\.?)(?:\s+|-)"
+    r"(?P<y1>\d{4})"
     r"|(?P<m2>[^\W\d_]{3,}\.?)\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?\s*,?\s*(?P<y2>\d{4}))(?!\w)"
 )
 
