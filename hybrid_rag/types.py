@@ -405,6 +405,11 @@ class QuestionAnalysis:
             property and the codes as written. A document is a member when the first
             code the property's value pattern reads in its value is one of them ("8
             (5.1)" is class 8; "5.1, 8" is class 5.1).
+        own_only: for a collection filter, the asked properties whose values alone may
+            make a member: one that names who makes or supplies the documents ("3M as a
+            supplier": not a product named "3M Solution"), or one whose value pattern
+            reads the question's own words ("the Corrosion pictogram": not a "Skin
+            Corrosion" class); empty when any value may.
         summed: for a collection question that asks the sum of a quantity ("the total
             of all invoices in EUR"): each document's value of ``properties[0]``, added
             up per unit.
@@ -457,6 +462,7 @@ class QuestionAnalysis:
     others_of: tuple[str, ...] = ()
     other_name: tuple[str, ...] = ()
     coded: tuple[str, tuple[str, ...]] | None = None
+    own_only: frozenset[str] = frozenset()
     summed: bool = False
     unit: str | None = None
     period: DateSpan | None = None

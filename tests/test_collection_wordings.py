@@ -44,7 +44,21 @@ pt:density a owl:DatatypeProperty ; rdfs:label "Density" ; rdfs:domain pt:SpareP
     hr:valueKind "number" ; skos:hiddenLabel "dense" .
 pt:maker a owl:DatatypeProperty ; rdfs:label "Manufacturer" ; rdfs:domain pt:SparePart ;
     hr:namesSource true .
+pt:pictogram a owl:DatatypeProperty ; rdfs:label "Pictogram" ; rdfs:domain pt:SparePart ;
+    hr:valueKind "identifier" ; hr:valuePattern "(?i)flame|skull|corrosion" .
+pt:remark a owl:DatatypeProperty ; rdfs:label "Remark" ; rdfs:domain pt:SparePart .
+pt:revised a owl:DatatypeProperty ; rdfs:label "Revision date" ; rdfs:domain pt:SparePart ;
+    hr:valueKind "date" .
 """
+# the other columns of each sheet: pictogram / remark / revision date
+MORE = {
+    "coolant": "Flame / Keep cool / 2021-11-02",
+    "etchant": "None / May cause corrosion of metals / 03/14/2023",
+    "peroxide": "None / Keep from Brass fittings / July 5, 2023",
+    "pellet": "None / None / 12-Jan-2023",
+    "slag": "None / None / None",
+    "powder": "None / None / None",
+}
 
 # name / shipping class / grade / form / boiling point / vapour pressure / density / maker
 SHEETS = {
@@ -59,7 +73,7 @@ SHEETS = {
 }
 LABELS = (
     "Part name", "Shipping class", "Packing grade", "Form", "Boiling point", "Vapour pressure",
-    "Density", "Manufacturer",
+    "Density", "Manufacturer", "Pictogram", "Remark", "Revision date",
 )  # fmt: skip
 
 
@@ -77,8 +91,9 @@ def _built(folder: Path, ontology: str, texts: dict[str, str]) -> Iterator[Hybri
 @pytest.fixture(scope="module")
 def rag(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HybridRAG]:
     texts = {
-        name: "".join(f"{k}: {v}\n" for k, v in zip(LABELS, fields.split(" / "), strict=True))
+        name: "".join(f"{k}: {v}\n" for k, v in zip(LABELS, values, strict=True))
         for name, fields in SHEETS.items()
+        for values in [f"{fields} / {MORE[name]}".split(" / ")]
     }
     with _built(tmp_path_factory.mktemp("wordings"), ONTOLOGY, texts) as r:
         yield r
@@ -167,6 +182,23 @@ def test_whether_documents_state_a_quantity_at_all(rag: HybridRAG) -> None:
     stated = _members(rag, "Which parts state a vapour pressure?")
     assert stated == {"coolant", "etchant", "peroxide"}
     assert _members(rag, "Which parts have no vapour pressure?") == {"pellet", "slag", "powder"}
+
+
+def test_only_the_asked_property_holds_a_maker_or_a_patterned_value(rag: HybridRAG) -> None:
+    # "Brass" names parts and a remark, no maker; "corrosion" is in a remark, no pictogram
+    assert _members(rag, "Which parts name Brass as their manufacturer?") == set()
+    assert _members(rag, "Which parts carry the corrosion pictogram?") == set()
+    assert _members(rag, "Which parts carry the flame pictogram?") == {"coolant"}
+
+
+def test_whether_documents_state_a_coded_value_at_all(rag: HybridRAG) -> None:
+    listed = _members(rag, "Which parts list a packing grade?")
+    assert listed == {"coolant", "etchant", "peroxide", "slag"}
+
+
+def test_first_at_the_end_of_a_clause_is_the_earliest(rag: HybridRAG) -> None:
+    assert _members(rag, "Which part was revised first?") == {"coolant"}
+    assert _members(rag, "Which parts were revised in January 2023?") == {"pellet"}
 
 
 def test_a_clitic_s_names_no_set(rag: HybridRAG) -> None:

@@ -48,6 +48,7 @@ __all__ = [
     "collection_answer",
     "every_document",
     "members",
+    "stated_props",
     "stating",
 ]
 
@@ -131,16 +132,18 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
         return _named_members(a, stated)
     if every_document(a):  # "How many invoices do we hold?": each by its name
         return list({f.doc_id: f for f in reversed(stated)}.values())[::-1]
-    if stating(a) and _NEGATION.search(a.question):  # "no flash point": "Not applicable"
-        return [f for f in facts if f.predicate in a.typed and _NONE.search(f.value)]
-    if stating(a):  # "Which Libman products have a flash point?": any number of it
-        return [f for f in stated if f.predicate in a.typed and f.number is not None]
+    if stating(a):  # "Which products have a flash point?" / "... no flash point?"
+        return _stating_members(a, facts)
     ids = [w for words, _whole in collection_phrases(a.question) for w in words if identifier(w)]
     if ids:  # an identifier identifies: the values that print every one the question gives
         patterns = [code_pattern(w) for w in dict.fromkeys(ids)]
         return [f for f in stated if any(_prints(c, patterns) for c in _clauses(f.value))]
     asked = {p.name for p in a.properties}
     own = [f for f in stated if f.predicate in asked]
+    if a.own_only:  # "3M as a supplier", "the Corrosion pictogram": that property's values
+        only = [f for f in own if f.predicate in a.own_only]
+        found = _best_phrase(a, only, loose=False, own=True)[1] if only else []
+        return _with_every_code(a, found, stated)
     strict = [_best_phrase(a, own, loose=False, own=True)] if own else []
     if strict and not strict[0][0][0]:  # only its labels' words: "not regulated" (UN number)
         strict = [_best_phrase(a, own, loose=False)]
@@ -155,16 +158,41 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
 
 
 def stating(a: QuestionAnalysis) -> bool:
-    """Whether a filter asks only whether documents state a typed quantity, or state
-    that they have none: its words are the asked properties' own ("Which products have
-    a flash point?", "... no flash point?")."""
-    if a.threshold is not None or a.intent != "filter":
+    """Whether a filter asks only whether documents state a typed quantity or a coded
+    value (one with a value pattern), or state that they have none: its words are the
+    asked properties' own ("Which products have a flash point?", "... a subsidiary
+    hazard class?", "... no flash point?")."""
+    if a.threshold is not None or a.intent != "filter" or not stated_props(a):
         return False
     phrases = [w for words, _whole in asked_phrases(a, a.kind_words) for w in words]
-    return bool(a.typed and phrases) and all(w in a.named_words for w in phrases)
+    labels = {t for p in a.properties for label in p.labels for t in tokens(label)}
+    return bool(phrases) and all(w in labels for w in phrases)  # not search-only words
 
 
-_NONE = re.compile(r"^\W*(?:none|not\s+applicable|n/?a|nil)\b", re.I)
+def stated_props(a: QuestionAnalysis) -> frozenset[str]:
+    """The asked properties whose values say whether one is stated: typed ones (a number
+    is) and coded ones (a value of their pattern is, unless it says none)."""
+    return a.typed | {name for name, _pattern in a.patterns}
+
+
+def _stating_members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
+    """The documents that state the asked quantity or code: a number of it, or a value
+    that neither negates nor says none; asked with a negation ("no flash point"), those
+    stating none or not applicable."""
+    asked = stated_props(a)
+    if _NEGATION.search(a.question):
+        return [f for f in facts if f.predicate in asked and _NONE.search(f.value)]
+    return [
+        f
+        for f in facts
+        if f.predicate in asked
+        and f.status == "stated"
+        and (f.number is not None if f.predicate in a.typed else not _NEGATION.search(f.value))
+        and not _NONE.search(f.value)
+    ]
+
+
+_NONE = re.compile(r"^\W*(?:none|not\s+applicable|n/a|nil)(?![\w/])", re.I)
 """A value that says the document's subject has none of the quantity."""
 
 
@@ -680,7 +708,7 @@ def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
         label = next((p.label for p in a.properties if p.name == a.coded[0]), "value")
         return f"the {in_sentence(label)} {' or '.join(a.coded[1])}"
     if stating(a) and a.properties:
-        label = in_sentence(a.properties[0].label)
+        label = in_sentence(next(p.label for p in a.properties if p.name in stated_props(a)))
         article = "an" if label[:1] in "aeiou" else "a"
         none = _NEGATION.search(a.question)
         return f"no {label} (none or not applicable)" if none else f"{article} {label}"
@@ -700,7 +728,15 @@ def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
     if not held and codes and facts:  # matched by the asked property's code alone
         return f"the {in_sentence(facts[0].predicate_label)} {' '.join(codes)}"
     shown = max(held, key=len) if held else (phrases[0] if phrases else ())
-    return "'" + " ".join(shown) + "'" if shown else "what was asked"
+    return "'" + _negated(a.question, " ".join(shown)) + "'" if shown else "what was asked"
+
+
+def _negated(question: str, phrase: str) -> str:
+    """``phrase`` with the negation the question puts right before it ("not regulated
+    for transport": 'not regulated', not 'regulated')."""
+    first = phrase.split()[0] if phrase else ""
+    m = re.search(rf"\b(not|no|non)[\s-]+{re.escape(first)}\b", question, re.I)
+    return f"{m.group(1).lower()} {phrase}" if m and first else phrase
 
 
 def _clauses(value: str) -> list[str]:

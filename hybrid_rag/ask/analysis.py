@@ -12,6 +12,7 @@ from hybrid_rag.ask._collection_words import (
     capitalised,
     collection_question,
     counts,
+    generic,
     labelled_codes,
     over_collection,
     over_others,
@@ -204,6 +205,9 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         vocabulary=_vocabulary_stems(ontology) if collection else frozenset(),
         named_set=named[2] if named is not None else (),
         coded=coded if period is None else None,
+        own_only=_own_values(question, props, ontology)
+        if collection and intent == "filter"
+        else frozenset(),
         summed=summed,
         unit=_currency(question) if summed or (collection and intent in ("min", "max")) else None,
         period=period,
@@ -216,6 +220,24 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         other_items=_other_items(props, ontology) if intent == "procedure" else frozenset(),
         items=frozenset(n for n in brought if n in kept),
         umbrellas=frozenset(u for n, u in brought.items() if n in kept),
+    )
+
+
+def _own_values(question: str, props: Sequence[PropertyDef], ontology: Ontology) -> frozenset[str]:
+    """The asked properties whose values alone answer a filter: those that name the
+    documents' source ("Which sheets name 3M as a supplier?"), else those whose value
+    pattern reads a word of the question past the labels ("the Corrosion pictogram")."""
+    if not isinstance(ontology, OntologyMatching) or not props:
+        return frozenset()
+    sources = set(document_model(ontology).sources) & {p.name for p in props}
+    if sources:
+        return frozenset(sources)
+    labels = _named_words(props, ontology)
+    words = [t for t in tokens(main_clause(question)) if t.isalpha() and t not in labels]
+    words = [t for t in words if t not in STOPWORDS and not generic(t)]
+    patterns = {p.name: ontology.value_pattern(p.name) for p in props}
+    return frozenset(
+        n for n, pat in patterns.items() if pat and any(re.search(pat, w) for w in words)
     )
 
 
@@ -390,8 +412,9 @@ def _names_property(words: Sequence[str], ontology: Ontology) -> bool:
 
 _EXTREME = (
     r"\b(?:(?:high|low|small|larg|great|bigg|hott|warm|cold|cool|strong|weak|few|old|new"
-    r"|lat|earli|dens|light|heavi|cheap)est|most|least|maximum|minimum)\b"
-)
+    r"|lat|earli|dens|light|heavi|cheap)est|most|least|maximum|minimum"
+    r"|(?:first|last)(?=\s*(?:[?.!,;:]|$)))\b"
+)  # "issued first?": in time, at the end of a clause ("first aid" is none)
 
 
 def _over_collection(

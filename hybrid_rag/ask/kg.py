@@ -11,7 +11,13 @@ from hybrid_rag import _budget
 from hybrid_rag._prompt_vocab import describe_properties, prefix_of, relevant_properties
 from hybrid_rag._vocab import HR, RDFS_LABEL
 from hybrid_rag._workers import Workers
-from hybrid_rag.ask._collection import asked_phrases, every_document, members, stating
+from hybrid_rag.ask._collection import (
+    asked_phrases,
+    every_document,
+    members,
+    stated_props,
+    stating,
+)
 from hybrid_rag.ask._collection_words import question_codes, search_roots
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.errors import (
@@ -309,8 +315,8 @@ def _collection_template(a: QuestionAnalysis) -> str | None:
         return fact_query([a.properties[0].iri], lean=True) if a.properties else None
     if a.intent == "lookup" and a.named_set:  # each named document's values
         return fact_query([p.iri for p in a.properties], lean=True)
-    if stating(a):  # "Which products have a flash point?": the typed values
-        return fact_query([p.iri for p in a.properties if p.name in a.typed], lean=True)
+    if stating(a):  # "Which products have a flash point?": the asked values
+        return fact_query([p.iri for p in a.properties if p.name in stated_props(a)], lean=True)
     if a.coded is not None:  # "DOT class 8": every value of the coded property
         return fact_query([p.iri for p in a.properties if p.name == a.coded[0]], lean=True)
     if a.period is not None:  # the asked dates, or any date the documents state
