@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from hybrid_rag.ask._collection_words import generic
 from hybrid_rag.ask.grammar import DateSpan, date_span, main_clause
 from hybrid_rag.ask.linking import SubjectIndex, SubjectMatch
-from hybrid_rag.text import tokens
+from hybrid_rag.text import in_row, tokens
 from hybrid_rag.types import Ontology, OntologyMatching, PropertyDef
 
 __all__ = [
@@ -122,15 +122,33 @@ def namesakes(
 def unlinked_namesakes(
     question: str, subjects: Sequence[SubjectMatch], index: SubjectIndex, skip: frozenset[str]
 ) -> NamedSet | None:
-    """The namesakes of the one name a lookup gives (``namesakes``) when they are not
-    the documents it linked: the name is shared by more documents than were linked, or
-    some were linked by an alias in index form ("Sulfuric acid, disodium salt" of sodium
-    sulfate for "the UN number of sulfuric acid"), and the question gives no name of its
-    own besides (``skip``: the asked properties' words). ``None`` otherwise."""
+    """Every document whose own (first) name holds the one name a lookup gives, when
+    the documents it linked are not those: more share the name ("hydrofluoric acid":
+    two sheets, one linked), or some were linked by an alias in index form ("Sulfuric
+    acid, disodium salt" of sodium sulfate); ``None`` when the question names more
+    than the name ("sugar of lead" is no "lead"; ``skip``: the asked properties' words)
+    or when one document or none holds it."""
     found = namesakes(question, subjects, index)
-    if found is None or set(found[2]) == {m.doc_id for m in subjects}:
+    if found is None or _modified(question, found[0], skip):
         return None
-    return None if _other_name(question, skip | set(found[0])) else found
+    own = [d for d in found[2] if in_row(tokens(index.label_of(d) or ""), found[0])]
+    if len(own) < 2 or set(own) == {m.doc_id for m in subjects}:
+        return None
+    return None if _other_name(question, skip | set(found[0])) else (found[0], (), tuple(own))
+
+
+def _modified(question: str, name: Sequence[str], skip: frozenset[str]) -> bool:
+    """Whether a content word stands right before or after ``name`` in the question, or
+    before "of" ahead of it ("sugar of lead"): it names something more specific."""
+    toks = _words(main_clause(question))
+    n = len(name)
+    at = next((i for i in range(len(toks) - n + 1) if toks[i : i + n] == list(name)), None)
+    if at is None:
+        return False
+    around = [toks[at - 1] if at else "", toks[at + n] if at + n < len(toks) else ""]
+    if at >= 2 and toks[at - 1] == "of":
+        around.append(toks[at - 2])
+    return any(w.isalpha() and w not in skip and not generic(w) for w in around)
 
 
 def set_noun(question: str, kinds: frozenset[str]) -> str | None:
