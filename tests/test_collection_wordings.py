@@ -201,6 +201,24 @@ def test_first_at_the_end_of_a_clause_is_the_earliest(rag: HybridRAG) -> None:
     assert _members(rag, "Which parts were revised in January 2023?") == {"pellet"}
 
 
+def test_a_negated_comparative_is_the_other_side_and_meets_the_number(rag: HybridRAG) -> None:
+    # "no higher than 150 °C" is at most 150 °C: the 150 °C oxidiser too
+    answer = rag.ask("Which parts have a boiling point no higher than 150 °C?")
+    assert {f.doc_id for f in answer.facts} == {"etchant", "peroxide"}
+    assert answer.text is not None and "at most 150" in answer.text
+
+
+def test_a_temperature_unit_in_words_is_converted(rag: HybridRAG) -> None:
+    hot = _members(rag, "Which parts boil above 300 degrees Fahrenheit?")  # 148.9 °C
+    assert hot == {"coolant", "peroxide", "pellet", "slag"}
+
+
+def test_dates_between_two_years_span_both(rag: HybridRAG) -> None:
+    revised = rag.ask("Which parts were revised between 2022 and 2023?")
+    assert {f.doc_id for f in revised.facts} == {"etchant", "peroxide", "pellet"}
+    assert revised.text is not None and "between 2022 and 2023" in revised.text
+
+
 def test_a_clitic_s_names_no_set(rag: HybridRAG) -> None:
     # "What's": no name "s" that "Velmar's Foundry" holds; the brass parts are the set
     answer = rag.ask("What's the shipping class of brass?")

@@ -687,7 +687,7 @@ def _member(fs: Sequence[Fact]) -> str:
     return f"{fs[0].subject} ({', '.join(values)} {cite(fs[0].evidence)})"
 
 
-_TIME_WORD = re.compile(r"(?:in|since|after|before|until|by)\b", re.I)
+_TIME_WORD = re.compile(r"(?:in|since|after|before|until|by|between|from)\b", re.I)
 _AT_TIME = re.compile(r"^(?:of|from|dated|during|on)\s+", re.I)
 _EXTREMES = {
     ("min", False): "lowest",

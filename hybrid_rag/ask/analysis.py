@@ -427,12 +427,17 @@ def _over_collection(
     quantity = tuple(p for p in props if p.name in typed)
     if bound is not None and not quantity and currency_code(bound.unit or ""):
         quantity = _amount(ontology)  # "invoices over 500 EUR": their amount
-    if bound is not None and _quantity(quantity):
+    dates = all(_kind(p.name, ontology) == "date" for p in quantity)
+    if bound is not None and _quantity(quantity) and not dates:  # years bound a date's span
         return "filter", bound, quantity[:1]
     direction = _direction(text, quantity, ontology) if quantity else None
     if direction is not None and _quantity(quantity) and re.search(_EXTREME, text):
         return direction[0], None, quantity[:1]
     return "filter", None, props
+
+
+def _kind(name: str, ontology: Ontology) -> str | None:
+    return ontology.value_kind(name) if isinstance(ontology, OntologyMatching) else None
 
 
 def _amount(ontology: Ontology) -> tuple[PropertyDef, ...]:

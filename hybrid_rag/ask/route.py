@@ -373,7 +373,11 @@ def _other_namesake(question: str, a: QuestionAnalysis, scope: ScopeView) -> str
 
 _STRENGTH = re.compile(r"\d[\d.,]*[a-z%]{0,2}")  # "70", "10n", "0.1m"; not "h2so4"
 _WORD = re.compile(r"[\w%][\w%.,'/-]*")
-_DEGREES = re.compile(r"[°º]\s*[CFK]\b|(?<=\d)\s*(?:deg(?:rees)?\s*)?[FK]\b")
+_DEGREES = re.compile(
+    r"[°º]\s*[CFK]\b|(?<=\d)\s*(?:deg(?:rees)?\s*)?[FK]\b"
+    r"|(?:\bdegrees?\s+)?\b(?:Fahrenheit|Celsius|Kelvin)\b",
+    re.I,
+)
 """A temperature's unit ("100 °F", "500 K"): no name."""
 _BREAK = re.compile(r"[;:()\[\]\"'\u2018\u2019\u201c\u201d]")  # between words: a new name
 
