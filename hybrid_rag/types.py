@@ -415,6 +415,9 @@ class QuestionAnalysis:
             up per unit.
         unit: for a collection extreme or sum, the unit (a currency) the question asks
             it in ("the largest invoice in EUR"): only values in it count.
+        also: for a collection ``filter`` with more than one constraint, the others, each
+            a filter of its own on the same documents ("Which sheets revised in 2024 list
+            UN1789?": the span here, the identifier there): a member meets them all.
         period: for a collection ``filter`` on a date ("revised in 2023", "dated
             December 2021"): the span the asked date property's typed value must fall in.
         other_items: for a ``procedure``: the labels of the properties not asked (of two
@@ -462,6 +465,7 @@ class QuestionAnalysis:
     others_of: tuple[str, ...] = ()
     other_name: tuple[str, ...] = ()
     coded: tuple[str, tuple[str, ...]] | None = None
+    also: tuple[QuestionAnalysis, ...] = ()
     own_only: frozenset[str] = frozenset()
     summed: bool = False
     unit: str | None = None

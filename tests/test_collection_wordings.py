@@ -219,6 +219,14 @@ def test_dates_between_two_years_span_both(rag: HybridRAG) -> None:
     assert revised.text is not None and "between 2022 and 2023" in revised.text
 
 
+def test_each_constraint_of_a_question_holds_for_its_members(rag: HybridRAG) -> None:
+    # a code and a bound, a code and a date span: members meet both
+    assert _members(rag, "Which parts in shipping class 3 boil above 150 °C?") == {"coolant"}
+    both = rag.ask("Which parts in shipping class 8 were revised in 2023?")
+    assert {f.doc_id for f in both.facts} == {"etchant"}  # "5.1, 8" is class 5.1
+    assert both.text is not None and "2023 and the shipping class 8" in both.text
+
+
 def test_a_clitic_s_names_no_set(rag: HybridRAG) -> None:
     # "What's": no name "s" that "Velmar's Foundry" holds; the brass parts are the set
     answer = rag.ask("What's the shipping class of brass?")

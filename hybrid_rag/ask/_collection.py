@@ -698,6 +698,23 @@ _EXTREMES = {
 
 
 def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
+    """What the members state, each further constraint joined ("a revision date in 2024
+    and 'un1789'")."""
+    further = [
+        _stated(x, [f for f in facts if f.predicate in _asked(x)])
+        if x.properties
+        else "'" + " ".join(w for w in question_codes(x.question) if identifier(w)) + "'"
+        for x in a.also
+    ]
+    return " and ".join([_stated(a, facts), *further])
+
+
+def _asked(a: QuestionAnalysis) -> set[str]:
+    return {p.name for p in a.properties}
+
+
+def _stated(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
+    """What the members of one constraint state."""
     if a.period is not None:
         dates = [p for p in a.properties if p.name in a.typed]
         label = in_sentence(dates[0].label) if dates else "date"

@@ -87,13 +87,16 @@ _LINK = frozenset(["is", "of", "as"])
 _LIST = frozenset(["or", "and", "nor"])
 
 
-def labelled_codes(question: str, labels: Iterable[str], pattern: str) -> tuple[str, ...]:
+def labelled_codes(
+    question: str, labels: Iterable[str], pattern: str, ignore: Iterable[str] = ()
+) -> tuple[str, ...]:
     """The values a question gives a property right after one of its ``labels`` ("DOT
     class 8", "packing group III", "hazard class is 6.1", "packing group I or II"), as
     written: words that ``pattern`` (the property's value pattern) reads whole, none of
     them an identifier (an identifier decides wherever it is printed). ``()`` when the
     question gives no such value, or another code besides them ("class 5.1 ... with a
-    6.1 subsidiary risk": two codes, two properties)."""
+    6.1 subsidiary risk": two codes, two properties); ``ignore``: numbers that say
+    something else (a bound's, a date's year)."""
     rx = re.compile(pattern)
     written = re.findall(r"[\w.]+", joined_codes(main_clause(question)))
     words = [w.rstrip(".") for w in written]
@@ -103,6 +106,7 @@ def labelled_codes(question: str, labels: Iterable[str], pattern: str) -> tuple[
             if label and tuple(said[i : i + len(label)]) == label:
                 found = _codes_after(words, i + len(label), rx)
                 others = set(question_codes(question)) - {w.lower() for w in found}
+                others -= set(ignore)
                 if found and not others:
                     return found
     return ()

@@ -13,9 +13,11 @@ from hybrid_rag.ask._collection_words import (
     collection_question,
     counts,
     generic,
+    identifier,
     labelled_codes,
     over_collection,
     over_others,
+    question_codes,
     sets,
 )
 from hybrid_rag.ask._sets import (
@@ -36,6 +38,7 @@ from hybrid_rag.ask.grammar import (
     COMPARISON_WORDS,
     Threshold,
     comparison_words,
+    date_span,
     is_polar,
     main_clause,
     threshold,
@@ -163,6 +166,7 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     if collection:
         subjects = ()  # "Which of our products contain <a name>?": the name is a value
     period = coded = None
+    every = props  # before the collection's intent keeps the one it sorts or bounds on
     if collection:
         intent, limit, props = _over_collection(question, text, props, ontology)
         period = period_of(question, props, ontology) if intent == "filter" and not limit else None
@@ -184,7 +188,7 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     if named is not None:
         kinds |= set(named[0] + named[1])  # the set's words filter no value
     kept = {p.name for p in props}
-    return QuestionAnalysis(
+    a = QuestionAnalysis(
         question,
         subjects,
         props,
@@ -221,6 +225,29 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         items=frozenset(n for n in brought if n in kept),
         umbrellas=frozenset(u for n, u in brought.items() if n in kept),
     )
+    return _with_conjuncts(a, every, ontology) if collection else a
+
+
+def _with_conjuncts(
+    a: QuestionAnalysis, every: Sequence[PropertyDef], ontology: Ontology
+) -> QuestionAnalysis:
+    """``a`` with the further constraints its question puts on the same documents, each
+    a filter of its own (``QuestionAnalysis.also``): a date span, a code after its
+    label or an identifier besides a bound or another of them ("Which class 3 products
+    have a flash point below 0 °C?", "Which sheets revised in 2024 list UN1789?")."""
+    if a.intent != "filter" or a.summed or not (a.threshold or a.period or a.coded):
+        return a
+    q, base = a.question, replace(a, threshold=None, period=None, coded=None, also=())
+    found: list[QuestionAnalysis] = []
+    if a.period is None and (period := period_of(q, every, ontology)) is not None:
+        dates = tuple(p for p in every if _kind(p.name, ontology) == "date")
+        found.append(replace(with_properties(base, dates, ontology), period=period))
+    if a.coded is None and (coded := _coded(q, every, ontology)) is not None:
+        own = tuple(p for p in every if p.name == coded[0])
+        found.append(replace(with_properties(base, own, ontology), coded=coded))
+    if any(identifier(w) for w in question_codes(q)):
+        found.append(with_properties(base, (), ontology))  # "UN1789": any value printing it
+    return replace(a, also=tuple(found)) if found else a
 
 
 def _own_values(question: str, props: Sequence[PropertyDef], ontology: Ontology) -> frozenset[str]:
@@ -262,10 +289,21 @@ def _coded(
         pattern = ontology.value_pattern(p.name)
         if pattern is None or ontology.value_kind(p.name) != "identifier":
             continue
-        codes = labelled_codes(question, _naming(p, ontology), pattern)
+        codes = labelled_codes(question, _naming(p, ontology), pattern, _measures(question))
         if codes:
             return p.name, codes
     return None
+
+
+def _measures(question: str) -> set[str]:
+    """The numbers of the question's bound and the tokens of its date span: they are no
+    codes ("class 3 ... below 0 °C", "class 8 ... revised in 2024")."""
+    out: set[str] = set()
+    if (bound := threshold(question)) is not None:
+        out |= {f"{bound.value:g}", *([f"{bound.upper:g}"] if bound.upper is not None else [])}
+    if (span := date_span(question, asked_date=True)) is not None:
+        out |= set(tokens(span.said))
+    return out
 
 
 def _others_of(

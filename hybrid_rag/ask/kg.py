@@ -163,6 +163,8 @@ async def run_kg_chain(
         if not result.facts and not result.errors and (coded := _asked_values(analysis)):
             await _collect(coded, "broadened", analysis, graph=graph, scope=scope,
                            result=result, workers=workers)  # fmt: skip
+        if analysis.also and result.facts and not result.errors:
+            await _conjoined(analysis, graph=graph, scope=scope, result=result, workers=workers)
         named = {f.doc_id for f in result.facts}
         if every_document(analysis) and not result.errors and len(named) < len(scope):
             unnamed = [d for d in scope if d not in named]  # no name read: any of its facts
@@ -445,6 +447,29 @@ async def _collect(
             if (f := _row_fact(row)) is not None:
                 found.setdefault(row["fact"].value, f)
     result.facts.extend(found[v.fact] for v in chosen if v.fact in found)
+
+
+async def _conjoined(
+    a: QuestionAnalysis,
+    *,
+    graph: GraphStore,
+    scope: Sequence[str],
+    result: KGResult,
+    workers: Workers,
+) -> None:
+    """Keep the members that meet each further constraint too (``QuestionAnalysis.also``),
+    with the values that meet it: each is collected over the members found so far."""
+    for part in a.also:
+        template = _collection_template(part)
+        kept = sorted({f.doc_id for f in result.facts})
+        found = KGResult()
+        if template is not None and kept:
+            await _collect(template, "template", part, graph=graph, scope=kept,
+                           result=found, workers=workers)  # fmt: skip
+        result.attempts += found.attempts
+        result.errors += found.errors
+        both = {f.doc_id for f in found.facts}
+        result.facts = [f for f in [*result.facts, *found.facts] if f.doc_id in both]
 
 
 @dataclass(frozen=True, slots=True)
