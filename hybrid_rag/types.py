@@ -410,6 +410,9 @@ class QuestionAnalysis:
             supplier": not a product named "3M Solution"), or one whose value pattern
             reads the question's own words ("the Corrosion pictogram": not a "Skin
             Corrosion" class); empty when any value may.
+        distinct: for a collection question that asks which values a property takes
+            across the documents ("What UN numbers appear in our sheets?", "How many
+            different suppliers ..."): each value with the documents that state it.
         summed: for a collection question that asks the sum of a quantity ("the total
             of all invoices in EUR"): each document's value of ``properties[0]``, added
             up per unit.
@@ -467,6 +470,7 @@ class QuestionAnalysis:
     coded: tuple[str, tuple[str, ...]] | None = None
     also: tuple[QuestionAnalysis, ...] = ()
     own_only: frozenset[str] = frozenset()
+    distinct: bool = False
     summed: bool = False
     unit: str | None = None
     period: DateSpan | None = None

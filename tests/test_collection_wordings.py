@@ -227,6 +227,16 @@ def test_each_constraint_of_a_question_holds_for_its_members(rag: HybridRAG) -> 
     assert both.text is not None and "2023 and the shipping class 8" in both.text
 
 
+def test_the_values_a_property_takes_across_the_collection(rag: HybridRAG) -> None:
+    classes = rag.ask("What shipping classes do our parts have?")
+    assert classes.text is not None
+    assert classes.text.startswith("4 different shipping classes on 4 spare parts")
+    assert "5.1 on 1 spare part: Oxidiser OX-3" in classes.text  # "5.1, 8": its first code
+    makers = rag.ask("How many different manufacturers are there?")
+    assert makers.text is not None and makers.text.startswith("3 different manufacturers")
+    assert len({f.doc_id for f in makers.facts}) == 6
+
+
 def test_a_clitic_s_names_no_set(rag: HybridRAG) -> None:
     # "What's": no name "s" that "Velmar's Foundry" holds; the brass parts are the set
     answer = rag.ask("What's the shipping class of brass?")
@@ -251,12 +261,13 @@ pt:weight a owl:DatatypeProperty ; rdfs:label "Weight" ; rdfs:domain pt:SparePar
 
 def test_a_lookup_of_a_shared_name_asks_every_document_named_so(tmp_path: Path) -> None:
     # "brass fitting": the three fittings, not the bolt whose alias in index form
-    # ("Brass fitting, hexagonal") links too
+    # ("Brass fitting, hexagonal") links too, nor a nut whose name only holds it
     sheets = {
         "fit-1": "Part name: Brass Fitting BF-1\nWeight: 0.3 kg\n",
         "fit-2": "Part name: Brass Fitting BF-2\nWeight: 0.3 kg\n",
         "fit-3": "Part name: Brass Fitting Long BF-3\nWeight: 0.5 kg\n",
         "bolt": "Part name: Hex Bolt HB-1\nSynonyms: Brass fitting, hexagonal\nWeight: 0.1 kg\n",
+        "nut": "Part name: Nut for Brass Fitting NB-4\nWeight: 0.05 kg\n",  # for one: no fitting
     }
     with _built(tmp_path, NAMED, sheets) as r:
         answer = r.ask("What is the weight of a brass fitting?")

@@ -21,7 +21,7 @@ the graph's facts over every document in scope, precision first:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Protocol, TypeVar
 
@@ -132,6 +132,13 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
         return _named_members(a, stated)
     if every_document(a):  # "How many invoices do we hold?": each by its name
         return list({f.doc_id: f for f in reversed(stated)}.values())[::-1]
+    if a.distinct:  # "What UN numbers appear in our sheets?": every value that says one
+        asked = {p.name for p in a.properties}
+        return [
+            f
+            for f in stated
+            if f.predicate in asked and not _NEGATION.search(f.value) and not _NONE.search(f.value)
+        ]
     if stating(a):  # "Which products have a flash point?" / "... no flash point?"
         return _stating_members(a, facts)
     ids = [w for words, _whole in collection_phrases(a.question) for w in words if identifier(w)]
@@ -516,6 +523,8 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
         return _per_value(a, facts, limit)
     if a.summed and facts:
         return _sum_answer(a, facts, limit)
+    if a.distinct and facts and a.properties:
+        return _distinct_answer(a, facts, limit)
     per_doc: dict[str, list[Fact]] = {}
     for f in facts:
         per_doc.setdefault(f.doc_id, []).append(f)
@@ -652,7 +661,8 @@ _PER_VALUE = 3
 def _per_value(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
     """Each named document's value of the asked property, grouped when equal ("UN1170
     on 9 sheets: ...; UN1987 on 2 sheets: ..."), and how many state none."""
-    label = in_sentence(a.properties[0].label) if a.properties else "value"
+    valued = [p for p in a.properties if p.kind == "datatype"] or list(a.properties)
+    label = in_sentence(valued[0].label) if valued else "value"  # not "supplied by"
     among = f"the {len(a.named_set)} {plural(a.noun)} {_called(a)}"
     first: dict[str, Fact] = {}
     for f in facts:
@@ -661,20 +671,53 @@ def _per_value(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Compos
     if not first:
         text = f"The {label} is not stated in {among}."
         return Composed(text, (), True, False, "not_in_documents")
-    groups: dict[str, list[Fact]] = {}
-    for f in first.values():
-        groups.setdefault(re.sub(r"\W+", "", f.value.casefold()), []).append(f)
-    parts = []
-    for fs in sorted(groups.values(), key=len, reverse=True):
-        noun = a.noun if len(fs) == 1 else plural(a.noun)
-        names = "; ".join(f"{f.subject} {cite(f.evidence)}" for f in fs[:_PER_VALUE])
-        more = f"; and {len(fs) - _PER_VALUE} more" if len(fs) > _PER_VALUE else ""
-        parts.append(f"{clip(fs[0].value, 120)} on {len(fs)} {noun}: {names}{more}")
-    text = f"The {label} of {among}: " + ". ".join(parts) + "."
+    groups = _grouped(first.values(), lambda f: f.value)
+    text = f"The {label} of {among}: " + ". ".join(_group(a, v, fs) for v, fs in groups) + "."
     if silent := len(a.named_set) - len(first):
         noun = a.noun if silent == 1 else plural(a.noun)
         text += f" {silent} {noun} {'does' if silent == 1 else 'do'} not state one."
     cites = tuple(f.evidence for f in first.values())
+    return Composed(clip(text, limit), cites, True, False)
+
+
+def _grouped(facts: Iterable[Fact], shown: Callable[[Fact], str]) -> list[tuple[str, list[Fact]]]:
+    """``(value as shown, facts)`` per value, spelling apart (``shown``: the text a
+    value is compared and shown by), most documents first; one fact per document and
+    value."""
+    groups: dict[str, tuple[str, list[Fact]]] = {}
+    for f in facts:
+        text = shown(f)
+        _shown, fs = groups.setdefault(re.sub(r"\W+", "", text.casefold()), (text, []))
+        if all(g.doc_id != f.doc_id for g in fs):
+            fs.append(f)
+    return sorted(groups.values(), key=lambda g: len(g[1]), reverse=True)
+
+
+def _group(a: QuestionAnalysis, value: str, fs: Sequence[Fact]) -> str:
+    """One value and the documents that state it ("UN1170 on 9 sheets: A; B; C; and 6
+    more")."""
+    noun = a.noun if len(fs) == 1 else plural(a.noun)
+    names = "; ".join(f"{f.subject} {cite(f.evidence)}" for f in fs[:_PER_VALUE])
+    more = f"; and {len(fs) - _PER_VALUE} more" if len(fs) > _PER_VALUE else ""
+    return f"{clip(value, 120)} on {len(fs)} {noun}: {names}{more}"
+
+
+def _distinct_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
+    """The different values the documents state of the asked property, each with the
+    documents that state it, most first ("47 different UN numbers on 224 sheets: UN1789
+    on 9 sheets: ...")."""
+    label = plural(in_sentence(a.properties[0].label))
+    pattern = next((p for name, p in a.patterns if name == a.properties[0].name), None)
+
+    def shown(f: Fact) -> str:
+        m = re.search(pattern, f.value) if pattern else None
+        return m.group(0) if m else f.value
+
+    groups = _grouped(facts, shown)
+    docs = len({f.doc_id for f in facts})
+    head = f"{len(groups)} different {label} on {docs} {a.noun if docs == 1 else plural(a.noun)}"
+    text = f"{head}: " + ". ".join(_group(a, v, fs) for v, fs in groups) + "."
+    cites = tuple(fs[0].evidence for _v, fs in groups)
     return Composed(clip(text, limit), cites, True, False)
 
 

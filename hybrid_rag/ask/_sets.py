@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from hybrid_rag.ask._collection_words import generic
 from hybrid_rag.ask.grammar import DateSpan, date_span, main_clause
 from hybrid_rag.ask.linking import SubjectIndex, SubjectMatch
-from hybrid_rag.text import in_row, tokens
+from hybrid_rag.text import tokens
 from hybrid_rag.types import Ontology, OntologyMatching, PropertyDef
 
 __all__ = [
@@ -122,7 +122,7 @@ def namesakes(
 def unlinked_namesakes(
     question: str, subjects: Sequence[SubjectMatch], index: SubjectIndex, skip: frozenset[str]
 ) -> NamedSet | None:
-    """Every document whose own (first) name holds the one name a lookup gives, when
+    """Every document whose own (first) name opens with the one name a lookup gives, when
     the documents it linked are not those: more share the name ("hydrofluoric acid":
     two sheets, one linked), or some were linked by an alias in index form ("Sulfuric
     acid, disodium salt" of sodium sulfate); ``None`` when the question names more
@@ -131,7 +131,8 @@ def unlinked_namesakes(
     found = namesakes(question, subjects, index)
     if found is None or _modified(question, found[0], skip):
         return None
-    own = [d for d in found[2] if in_row(tokens(index.label_of(d) or ""), found[0])]
+    n = len(found[0])  # its own name opens with it: "Salicylic Acid in Acetone" is no acetone
+    own = [d for d in found[2] if tokens(index.label_of(d) or "")[:n] == list(found[0])]
     if len(own) < 2 or set(own) == {m.doc_id for m in subjects}:
         return None
     return None if _other_name(question, skip | set(found[0])) else (found[0], (), tuple(own))

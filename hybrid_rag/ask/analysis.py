@@ -158,16 +158,20 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         # "... beyond the copper parts: what other items ...?": the set is set apart
         shared = named or shared_name(question, index, kinds | _named_words(props, ontology))
         others, named = ((shared[2], shared[0]) if shared else others), None
+    distinct = None if subjects or named else _distinct(question, props, kinds | {noun}, ontology)
     collection = (
         named is not None
         or bool(others[0])
+        or distinct is not None
         or _collective(question, subjects, props, noun, ontology)
     )
     if collection:
         subjects = ()  # "Which of our products contain <a name>?": the name is a value
     period = coded = None
     every = props  # before the collection's intent keeps the one it sorts or bounds on
-    if collection:
+    if distinct is not None:  # "What UN numbers appear in our sheets?": its values
+        intent, limit, props = "filter", None, (distinct,)
+    elif collection:
         intent, limit, props = _over_collection(question, text, props, ontology)
         period = period_of(question, props, ontology) if intent == "filter" and not limit else None
         coded = _coded(question, props, ontology) if intent == "filter" and not limit else None
@@ -213,6 +217,7 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         if collection and intent == "filter"
         else frozenset(),
         summed=summed,
+        distinct=distinct is not None,
         unit=_currency(question) if summed or (collection and intent in ("min", "max")) else None,
         period=period,
         set_name=" ".join(named[0]) if named is not None else None,
@@ -372,6 +377,44 @@ def _priced(ontology: Ontology) -> tuple[PropertyDef, ...]:
 
 def _local(iri: str) -> str:
     return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+
+
+_VALUES_OF = re.compile(
+    r"^\s*(?:which|what|list(?:\s+(?:all|the))?|how\s+many)\s+"
+    r"(?:(?:different|distinct|unique)\s+)?(.+)$",
+    re.I,
+)
+
+
+def _distinct(
+    question: str, props: Sequence[PropertyDef], skip: frozenset[str], ontology: Ontology
+) -> PropertyDef | None:
+    """The property whose values the question asks for across the documents: it opens
+    with the property's label in the plural, or after "different" ("What UN numbers
+    appear in our sheets?", "How many different suppliers ...?"), and says nothing else
+    but words of asking and of the documents (``skip``); ``None`` otherwise."""
+    m = _VALUES_OF.match(main_clause(question))
+    if m is None:
+        return None
+    toks = tokens(m.group(1))
+    different = re.search(r"\b(?:different|distinct|unique)\b", m.group(0), re.I) is not None
+    for p in (p for p in props if p.kind == "datatype"):
+        for label in _naming(p, ontology):
+            words = tokens(label)
+            n = len(words)
+            if not words or toks[: n - 1] != words[:-1] or len(toks) < n:
+                continue
+            last = toks[n - 1]
+            if last not in (words[-1] + "s", words[-1] + "es") and not (
+                different and last == words[-1]
+            ):
+                continue
+            rest = toks[n:]
+            if all(
+                generic(t) or t in STOPWORDS or t in skip or t.rstrip("s") in skip for t in rest
+            ):
+                return p
+    return None
 
 
 def _sums(question: str, noun: str) -> bool:

@@ -313,7 +313,7 @@ def _model_template(ontology: Ontology, names: Sequence[str]) -> str | None:
 def _collection_template(a: QuestionAnalysis) -> str | None:
     """Every document's facts a collection question can use: the asked quantity's for
     a bound or an extreme, else the values that hold a word of its phrases."""
-    if a.threshold is not None or a.intent in ("min", "max") or a.summed:
+    if a.threshold is not None or a.intent in ("min", "max") or a.summed or a.distinct:
         return fact_query([a.properties[0].iri], lean=True) if a.properties else None
     if a.intent == "lookup" and a.named_set:  # each named document's values
         return fact_query([p.iri for p in a.properties], lean=True)
