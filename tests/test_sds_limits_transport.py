@@ -184,3 +184,9 @@ def test_a_mode_heading_that_says_not_regulated_is_the_un_numbers_value() -> Non
     assert [v for v, _q in _facts(free, "unNumber")] == ["Not regulated."]
     dangerous = "14. TRANSPORT INFORMATION\nDOT (US)\nUN-No UN1789\nHazard Class 8\n"
     assert {v for v, _q in _facts(dangerous, "unNumber")} <= {"UN1789", "UN-No UN1789"}
+    # "not regulated" only in bulk: the number it ships under otherwise is the value
+    bulk = (
+        "14. TRANSPORT INFORMATION\nDOT (US) COMBUSTIBLE LIQUID, NOT REGULATED FOR TRANSPORT IN"
+        " NON-BULK\nUN-No NA1993\n"
+    )
+    assert [v for v, _q in _facts(bulk, "unNumber")] == ["NA1993"]
