@@ -399,22 +399,25 @@ def _distinct(
     toks = tokens(m.group(1))
     different = re.search(r"\b(?:different|distinct|unique)\b", m.group(0), re.I) is not None
     for p in (p for p in props if p.kind == "datatype"):
-        for label in _naming(p, ontology):
-            words = tokens(label)
-            n = len(words)
-            if not words or toks[: n - 1] != words[:-1] or len(toks) < n:
-                continue
-            last = toks[n - 1]
-            if last not in (words[-1] + "s", words[-1] + "es") and not (
-                different and last == words[-1]
-            ):
-                continue
-            rest = toks[n:]
-            if all(
-                generic(t) or t in STOPWORDS or t in skip or t.rstrip("s") in skip for t in rest
+        for words in (tokens(label) for label in _naming(p, ontology)):
+            rest = _past_plural(toks, words, singular=different)
+            if rest is not None and all(
+                generic(t) or t in skip or t.rstrip("s") in skip for t in rest
             ):
                 return p
     return None
+
+
+def _past_plural(
+    toks: Sequence[str], words: Sequence[str], *, singular: bool
+) -> Sequence[str] | None:
+    """The tokens after ``words`` when ``toks`` open with them, the last in the plural
+    (or as it is, when ``singular``); ``None`` otherwise."""
+    n = len(words)
+    if not words or len(toks) < n or list(toks[: n - 1]) != list(words[:-1]):
+        return None
+    forms = {words[-1] + "s", words[-1] + "es"} | ({words[-1]} if singular else set())
+    return toks[n:] if toks[n - 1] in forms else None
 
 
 def _sums(question: str, noun: str) -> bool:
