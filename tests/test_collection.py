@@ -166,6 +166,8 @@ def test_a_bound_in_a_currency_with_no_property_is_on_the_amount(invoices: Hybri
     answer = invoices.ask("List the invoices over 500 EUR.")
     assert {f.doc_id for f in answer.facts} == {"coolblue1", "coolblue2"}
     assert answer.text is not None and "total above 500 EUR" in answer.text
+    # a line's unit cost is no invoice's cost: the question names no line
+    assert _members(invoices, "Which invoices cost more than €500?") == {"coolblue1", "coolblue2"}
 
 
 def test_the_sum_of_the_amounts_is_added_up_per_currency(invoices: HybridRAG) -> None:

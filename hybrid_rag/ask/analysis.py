@@ -509,8 +509,12 @@ def _over_collection(
     bound = threshold(question)
     typed = _typed(props, ontology)
     quantity = tuple(p for p in props if p.name in typed)
-    if bound is not None and not quantity and currency_code(bound.unit or ""):
-        quantity = _amount(ontology)  # "invoices over 500 EUR": their amount
+    if (
+        bound is not None
+        and currency_code(bound.unit or "")
+        and _of_documents(quantity, question, ontology)
+    ):
+        quantity = _amount(ontology) or quantity  # "invoices over 500 EUR": their amount
     dates = all(_kind(p.name, ontology) == "date" for p in quantity)
     if bound is not None and _quantity(quantity) and not dates:  # years bound a date's span
         return "filter", bound, quantity[:1]
@@ -518,6 +522,23 @@ def _over_collection(
     if direction is not None and _quantity(quantity) and re.search(_EXTREME, text):
         return direction[0], None, quantity[:1]
     return "filter", None, props
+
+
+def _of_documents(props: Sequence[PropertyDef], question: str, ontology: Ontology) -> bool:
+    """Whether a bound names no property of the documents themselves: none at all, or
+    only their parts' when the question names no part ("Which invoices cost more than
+    €500?" asks the invoices' amount, not a line's unit cost)."""
+    parts = set(document_model(ontology).part_classes())
+    if any(_local(p.domain or "") not in parts for p in props):
+        return False
+    words = {
+        t
+        for c in ontology.classes()
+        if c.name in parts
+        for lab in (c.label, *c.alt_labels)
+        for t in tokens(lab)
+    }
+    return not words & set(tokens(question))
 
 
 def _kind(name: str, ontology: Ontology) -> str | None:
