@@ -413,6 +413,8 @@ class QuestionAnalysis:
         distinct: for a collection question that asks which values a property takes
             across the documents ("What UN numbers appear in our sheets?", "How many
             different suppliers ..."): each value with the documents that state it.
+        top: for a collection extreme, how many documents it asks for ("the three
+            products with the lowest flash points"; ``None``: the one, ties included).
         summed: for a collection question that asks the sum of a quantity ("the total
             of all invoices in EUR"): each document's value of ``properties[0]``, added
             up per unit.
@@ -471,6 +473,7 @@ class QuestionAnalysis:
     also: tuple[QuestionAnalysis, ...] = ()
     own_only: frozenset[str] = frozenset()
     distinct: bool = False
+    top: int | None = None
     summed: bool = False
     unit: str | None = None
     period: DateSpan | None = None

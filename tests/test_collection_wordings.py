@@ -237,6 +237,21 @@ def test_the_values_a_property_takes_across_the_collection(rag: HybridRAG) -> No
     assert len({f.doc_id for f in makers.facts}) == 6
 
 
+def test_an_extreme_asked_for_several_lists_as_many(rag: HybridRAG) -> None:
+    top = rag.ask("Which two parts have the highest boiling points?")
+    assert {f.doc_id for f in top.facts} == {"slag", "pellet"}
+    assert top.text is not None and top.text.startswith("The 2 highest boiling points")
+    # a count is no name: "2" of "Etchant ET-2" calls no set
+    assert _members(rag, "Which 2 parts were revised most recently?") == {"peroxide", "etchant"}
+
+
+def test_an_extreme_among_the_documents_a_constraint_keeps(rag: HybridRAG) -> None:
+    # the lowest boiling point of packing grade III (the coolant's), not of every part
+    lowest = rag.ask("Which part in packing grade III has the lowest boiling point?")
+    assert {f.doc_id for f in lowest.facts} == {"coolant"}
+    assert lowest.text is not None and "that state the packing grade III" in lowest.text
+
+
 def test_a_clitic_s_names_no_set(rag: HybridRAG) -> None:
     # "What's": no name "s" that "Velmar's Foundry" holds; the brass parts are the set
     answer = rag.ask("What's the shipping class of brass?")

@@ -427,8 +427,13 @@ def _typed_members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
     units = {f.unit for f in points}
     if len(units) != 1:
         return []  # no order across units
-    best = (min if a.intent == "min" else max)(f.number or 0.0 for f in points)
-    return [f for f in points if f.number == best]
+    ranked = sorted(points, key=lambda f: f.number or 0.0, reverse=a.intent == "max")
+    if not ranked:
+        return []
+    last = ranked[min(a.top or 1, len(ranked)) - 1].number  # "the three lowest": ties too
+    if a.intent == "min":
+        return [f for f in ranked if (f.number or 0.0) <= (last or 0.0)]
+    return [f for f in ranked if (f.number or 0.0) >= (last or 0.0)]
 
 
 _ABOVE = re.compile(r"^\W*(?:>|≥|greater than|more than|above|over|min(?:imum)?\b)", re.I)
@@ -548,8 +553,13 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
     if a.intent in ("min", "max") and a.threshold is None:
         word = _EXTREMES[(a.intent, facts[0].unit == "date")]
         label = in_sentence(facts[0].predicate_label)
+        if a.top and a.top > 1:
+            word, label = f"{a.top} {word}", plural(label)
         head = f"The {word} {label} any {a.noun} states"
         head = f"The {word} {label} {_among(a)}" if a.kind_label or a.named_set else head
+        if a.also:  # "the class 3 product with the lowest ...": among those stating class 3
+            that = " and ".join(_constraint(x, facts) for x in a.also)
+            head = f"The {word} {label} of the {plural(a.noun)} that state {that}"
         text = f"{head}: {items}."
     elif every_document(a):
         text = f"{n} {noun} {'is' if n == 1 else 'are'} in scope: {items}."
@@ -743,13 +753,14 @@ _EXTREMES = {
 def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
     """What the members state, each further constraint joined ("a revision date in 2024
     and 'un1789'")."""
-    further = [
-        _stated(x, [f for f in facts if f.predicate in _asked(x)])
-        if x.properties
-        else "'" + " ".join(w for w in question_codes(x.question) if identifier(w)) + "'"
-        for x in a.also
-    ]
-    return " and ".join([_stated(a, facts), *further])
+    return " and ".join([_stated(a, facts), *(_constraint(x, facts) for x in a.also)])
+
+
+def _constraint(x: QuestionAnalysis, facts: Sequence[Fact]) -> str:
+    """What the members state by one further constraint (``QuestionAnalysis.also``)."""
+    if not x.properties:  # an identifier, in any value
+        return "'" + " ".join(w for w in question_codes(x.question) if identifier(w)) + "'"
+    return _stated(x, [f for f in facts if f.predicate in _asked(x)])
 
 
 def _asked(a: QuestionAnalysis) -> set[str]:

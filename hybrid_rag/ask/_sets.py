@@ -79,7 +79,7 @@ def named_set(question: str, index: SubjectIndex, kinds: frozenset[str]) -> Name
     head = next((i for i, t in enumerate(toks) if t in acronyms or _plural(t, kinds)), 0)
     for i in range(head, 0, -1):
         name = toks[:i]
-        if any(generic(t) or t in kinds for t in name):
+        if any(generic(t) or t in kinds for t in name) or not any(t.isalpha() for t in name):
             continue
         docs = _called(index, name)
         if len(docs) >= 2:

@@ -218,6 +218,7 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         else frozenset(),
         summed=summed,
         distinct=distinct is not None,
+        top=_top(question) if collection and intent in ("min", "max") else None,
         unit=_currency(question) if summed or (collection and intent in ("min", "max")) else None,
         period=period,
         set_name=" ".join(named[0]) if named is not None else None,
@@ -240,9 +241,11 @@ def _with_conjuncts(
     a filter of its own (``QuestionAnalysis.also``): a date span, a code after its
     label or an identifier besides a bound or another of them ("Which class 3 products
     have a flash point below 0 °C?", "Which sheets revised in 2024 list UN1789?")."""
-    if a.intent != "filter" or a.summed or not (a.threshold or a.period or a.coded):
+    extreme = a.intent in ("min", "max")
+    if a.summed or not (extreme or (a.intent == "filter" and (a.threshold or a.period or a.coded))):
         return a
-    q, base = a.question, replace(a, threshold=None, period=None, coded=None, also=())
+    q = a.question
+    base = replace(a, intent="filter", threshold=None, period=None, coded=None, also=(), top=None)
     found: list[QuestionAnalysis] = []
     if a.period is None and (period := period_of(q, every, ontology)) is not None:
         dates = tuple(p for p in every if _kind(p.name, ontology) == "date")
@@ -418,6 +421,38 @@ def _past_plural(
         return None
     forms = {words[-1] + "s", words[-1] + "es"} | ({words[-1]} if singular else set())
     return toks[n:] if toks[n - 1] in forms else None
+
+
+_NUMBERS = [
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+]
+_TOP = re.compile(
+    r"(?:^|\b(?:which|what|the|top|list|show|name|find|our|are|were|give)\s+)"
+    rf"(\d{{1,2}}|{'|'.join(_NUMBERS)})\s+[a-z]",
+    re.I,
+)
+
+
+def _top(question: str) -> int | None:
+    """How many documents an extreme asks for ("the three products with the lowest
+    flash points", "Which 5 sheets were revised most recently?", "the top 10"): a
+    count right after a question word, an article or "top" (not "class 3")."""
+    m = _TOP.search(main_clause(question))
+    if m is None:
+        return None
+    word = m.group(1).lower()
+    n = int(word) if word.isdigit() else _NUMBERS.index(word) + 2
+    return n if n > 1 else None
 
 
 def _sums(question: str, noun: str) -> bool:

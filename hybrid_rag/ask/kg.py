@@ -157,6 +157,10 @@ async def run_kg_chain(
         template = template or _naming_template(ontology)
     if every_document(analysis):  # "How many invoices do we hold?"
         template = _naming_template(ontology)
+    first = analysis.also if analysis.intent in ("min", "max") else ()
+    if template is not None and analysis.collection and first:  # "the class 3 product
+        met = await _meeting(first, graph=graph, scope=scope, result=result, workers=workers)
+        scope = sorted({f.doc_id for f in met})  # with the lowest ...": among class 3
     if template is not None and analysis.collection:  # precision first: members only
         await _collect(template, "template", analysis, graph=graph, scope=scope,
                        result=result, workers=workers)  # fmt: skip
@@ -164,7 +168,11 @@ async def run_kg_chain(
             await _collect(coded, "broadened", analysis, graph=graph, scope=scope,
                            result=result, workers=workers)  # fmt: skip
         if analysis.also and result.facts and not result.errors:
-            await _conjoined(analysis, graph=graph, scope=scope, result=result, workers=workers)
+            kept = sorted({f.doc_id for f in result.facts})
+            met = await _meeting(analysis.also, graph=graph, scope=kept, result=result,
+                                 workers=workers)  # fmt: skip
+            both = {f.doc_id for f in met}
+            result.facts = [f for f in [*result.facts, *met] if f.doc_id in both]
         named = {f.doc_id for f in result.facts}
         if every_document(analysis) and not result.errors and len(named) < len(scope):
             unnamed = [d for d in scope if d not in named]  # no name read: any of its facts
@@ -449,27 +457,30 @@ async def _collect(
     result.facts.extend(found[v.fact] for v in chosen if v.fact in found)
 
 
-async def _conjoined(
-    a: QuestionAnalysis,
+async def _meeting(
+    parts: Sequence[QuestionAnalysis],
     *,
     graph: GraphStore,
     scope: Sequence[str],
     result: KGResult,
     workers: Workers,
-) -> None:
-    """Keep the members that meet each further constraint too (``QuestionAnalysis.also``),
-    with the values that meet it: each is collected over the members found so far."""
-    for part in a.also:
+) -> list[Fact]:
+    """The facts by which documents of ``scope`` meet every one of ``parts`` (the
+    further constraints of a question, ``QuestionAnalysis.also``), each collected over
+    the documents that met the ones before; its queries and errors go to ``result``."""
+    met: list[Fact] = []
+    docs = list(scope)
+    for part in parts:
         template = _collection_template(part)
-        kept = sorted({f.doc_id for f in result.facts})
         found = KGResult()
-        if template is not None and kept:
-            await _collect(template, "template", part, graph=graph, scope=kept,
+        if template is not None and docs:
+            await _collect(template, "template", part, graph=graph, scope=docs,
                            result=found, workers=workers)  # fmt: skip
         result.attempts += found.attempts
         result.errors += found.errors
-        both = {f.doc_id for f in found.facts}
-        result.facts = [f for f in [*result.facts, *found.facts] if f.doc_id in both]
+        docs = sorted({f.doc_id for f in found.facts})
+        met = [f for f in [*met, *found.facts] if f.doc_id in set(docs)]
+    return met
 
 
 @dataclass(frozen=True, slots=True)
