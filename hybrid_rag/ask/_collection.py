@@ -166,14 +166,15 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
 
 def stating(a: QuestionAnalysis) -> bool:
     """Whether a filter asks only whether documents state a typed quantity or a coded
-    value (one with a value pattern), or state that they have none: its words are the
-    asked properties' own ("Which products have a flash point?", "... a subsidiary
-    hazard class?", "... no flash point?")."""
+    value (one with a value pattern), or state that they have none: its words are those
+    of an asked property's name ("Which products have a flash point?", "... a
+    subsidiary hazard class?", "... no flash point?"; an alternative label may be a
+    value: "CHEMTREC" of the emergency phone)."""
     if a.threshold is not None or a.intent != "filter" or not stated_props(a):
         return False
     phrases = [w for words, _whole in asked_phrases(a, a.kind_words) for w in words]
-    labels = {t for p in a.properties for label in p.labels for t in tokens(label)}
-    return bool(phrases) and all(w in labels for w in phrases)  # not search-only words
+    names = {t for p in a.properties for t in tokens(p.label)}  # not "CHEMTREC" of a phone
+    return bool(phrases) and all(w in names for w in phrases)
 
 
 def stated_props(a: QuestionAnalysis) -> frozenset[str]:
@@ -418,7 +419,9 @@ def _typed_members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
     for f in facts:
         if f.number is not None and (a.unit is None or f.unit == a.unit):
             first.setdefault(f.doc_id, f)
-    if a.threshold is not None:
+    own = {p.name: p.unit for p in a.properties}
+    first = {d: f for d, f in first.items() if f.unit != "%" or own.get(f.predicate) == "%"}
+    if a.threshold is not None:  # no share ("Same as water ±5%") is a density
         bound = a.threshold
         return [f for f in first.values() if _passes(f, bound)]
     if a.summed:
@@ -497,18 +500,28 @@ def _same_unit(asked: str, f: Valued) -> bool:
         return False
     printed = [u for u in scale.factors if _prints_unit(f.value, u)]
     if not printed:
-        return scale.bare
+        return scale.bare and not _off_scale(f)  # "33-80 lbs. / ft3": a unit of its own
     return all(scale.factor(u) == scale.factor(asked) for u in printed)
 
 
 def _off_scale(f: Valued) -> bool:
-    """Whether an untyped number is printed in a unit other than the base of a scale
-    that reads bare numbers ("1530 kg/m³" among relative densities): it compares with
-    neither a bound without a unit nor the other values."""
+    """Whether an untyped number is printed in a unit of its own ("1530 kg/m³", "33-80
+    lbs. / ft3" among relative densities) other than the base of a scale that reads bare
+    numbers (g/cm³): it compares with neither a bound without a unit nor the other
+    values."""
     if f.unit is not None:
         return False
-    printed = (u for s in BARE_SCALES for u in s.factors if s.factors[u] != 1.0)
-    return any(_prints_unit(f.value, u) for u in printed)
+    lead = _LEADING_NUMBER.match(f.value)  # its own unit, after its number ("< 0.5 at
+    unit = _OWN_UNIT.match(f.value[lead.end() :]) if lead else None  # 100 g/l": no unit)
+    said = unit.group(0).strip() if unit else ""
+    base = (u for s in BARE_SCALES for u in s.factors if s.factors[u] == 1.0)
+    return "/" in said and not any(_prints_unit(said, u) for u in base)  # "33 lbs. / ft3"
+
+
+_OWN_UNIT = re.compile(r"[^(@;,]*?(?=\s*(?:[(@;,]|\bat\b|$))", re.I)
+"""The words after a value's leading number up to its condition ("kg/m³ " of "1530
+kg/m³ (25 °C)")."""
+_LEADING_NUMBER = re.compile(r"^\W*?[-−]?\d[\d.,]*(?:\s*(?:-|–|to)\s*[-−]?\d[\d.,]*)?\s*")
 
 
 def _prints_unit(value: str, unit: str) -> bool:

@@ -92,6 +92,7 @@ def parse_quantity(value: str, *, kind: str, unit: str | None) -> tuple[float | 
     if kind == "date":
         found = parse_date(value)
         return (float(found[0]), DATE_UNIT) if found else (None, None)
+    value = _ABOUT.sub(r"\1 ", value)  # "ca.1.35 g/cm3" is about 1.35, not the 20 °C after
     if kind == "temperature":
         return _parse_temperature(value)
     if kind == "range":
@@ -101,6 +102,9 @@ def parse_quantity(value: str, *, kind: str, unit: str | None) -> tuple[float | 
         return _parse_number(value, unit)
     return None, None
 
+
+_ABOUT = re.compile(r"\b(ca|approx|appr)\.(?=\d)", re.I)
+""""About" glued to its number ("ca.1.35"): the number is read only apart from it."""
 
 _OTHER_QUANTITY_FIRST = re.compile(
     r"^\W*[<>≤≥~]?\s*\d[\d.,]*\s*(?:[hk]?Pa|mbar|bar|mm\s?Hg|torr|psi|atm|%|ppm|[mk]?g/|mPa)",
