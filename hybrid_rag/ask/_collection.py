@@ -568,6 +568,7 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
         label = in_sentence(facts[0].predicate_label)
         if a.top and a.top > 1:
             word, label = f"{a.top} {word}", plural(label)
+        label += f" in {a.unit}" if a.unit else ""  # "the highest total in EUR"
         head = f"The {word} {label} any {a.noun} states"
         head = f"The {word} {label} {_among(a)}" if a.kind_label or a.named_set else head
         if a.also:  # "the class 3 product with the lowest ...": among those stating class 3
