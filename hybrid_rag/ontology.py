@@ -836,7 +836,11 @@ def _dated_by_number(onto: TurtleOntology, order: dict[str, int]) -> None:
     if date is not None and ident is not None and date not in onto._read_from:
         onto._read_from[date] = (ident,)
     if date is not None:
-        onto._model = replace(model, dating=date)
+        onto._model = replace(onto._model, dating=date)
+    priced = any(onto.value_kind(p.name) == "currency" for p in own)  # amounts have one
+    amounts = (p for p in own if p.unit is None and onto.value_kind(p.name) == "number")
+    if priced and (amount := next(amounts, None)) is not None:
+        onto._model = replace(onto._model, amount=amount.name)
 
 
 def _prefix(graph: Any, namespace: str) -> str:

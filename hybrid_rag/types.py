@@ -82,6 +82,10 @@ class DocumentModel:
             declared date property: an invoice's date, a sheet's revision date), which
             "the most recent" and "the oldest" of the documents sort on; ``None`` if
             it has none.
+        amount: the subject's amount (when it states a currency, its first declared
+            number with no unit of its own: an invoice's total), which a bound
+            in a currency that names no property is asked of ("invoices over 500 EUR");
+            ``None`` if it has none.
         sources: properties whose values name who makes, supplies or issues the
             subject (a product's supplier), not the subject itself: a set of documents
             is called by them ("Libman products", "the sheets from Acme") although no
@@ -97,6 +101,7 @@ class DocumentModel:
     parts: tuple[tuple[str, str], ...] = ()
     document_noun: str = "document"
     dating: str | None = None
+    amount: str | None = None
     sources: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
 
@@ -482,6 +487,29 @@ class QuestionAnalysis:
             documents the question names, left out of the scope; the name they were
             linked by is the value the others must state (``other_name``).
         other_name: the words of that name, as asked.
+        coded: for a collection ``filter`` that gives the asked property's value by a
+            code right after its label ("DOT class 8", "packing group I or II"): that
+            property and the codes as written. A document is a member when the first
+            code the property's value pattern reads in its value is one of them ("8
+            (5.1)" is class 8; "5.1, 8" is class 5.1).
+        own_only: for a collection filter, the asked properties whose values alone may
+            make a member: one that names who makes or supplies the documents ("3M as a
+            supplier": not a product named "3M Solution"), or one whose value pattern
+            reads the question's own words ("the Corrosion pictogram": not a "Skin
+            Corrosion" class); empty when any value may.
+        distinct: for a collection question that asks which values a property takes
+            across the documents ("What UN numbers appear in our sheets?", "How many
+            different suppliers ..."): each value with the documents that state it.
+        top: for a collection extreme, how many documents it asks for ("the three
+            products with the lowest flash points"; ``None``: the one, ties included).
+        summed: for a collection question that asks the sum of a quantity ("the total
+            of all invoices in EUR"): each document's value of ``properties[0]``, added
+            up per unit.
+        unit: for a collection extreme or sum, the unit (a currency) the question asks
+            it in ("the largest invoice in EUR"): only values in it count.
+        also: for a collection ``filter`` with more than one constraint, the others, each
+            a filter of its own on the same documents ("Which sheets revised in 2024 list
+            UN1789?": the span here, the identifier there): a member meets them all.
         period: for a collection ``filter`` on a date ("revised in 2023", "dated
             December 2021"): the span the asked date property's typed value must fall in.
         other_items: for a ``procedure``: the labels of the properties not asked (of two
@@ -546,6 +574,13 @@ class QuestionAnalysis:
     kind_label: str | None = None
     others_of: tuple[str, ...] = ()
     other_name: tuple[str, ...] = ()
+    coded: tuple[str, tuple[str, ...]] | None = None
+    also: tuple[QuestionAnalysis, ...] = ()
+    own_only: frozenset[str] = frozenset()
+    distinct: bool = False
+    top: int | None = None
+    summed: bool = False
+    unit: str | None = None
     period: DateSpan | None = None
     other_items: frozenset[str] = frozenset()
     items: frozenset[str] = frozenset()

@@ -154,6 +154,46 @@ def test_invoices_by_currency_and_by_a_bound_in_that_currency(invoices: HybridRA
     assert answer.text is not None and "disagree" not in answer.text
 
 
+EURO = {"QualityHosting", "coolblue1", "coolblue2", "free_fiber"}
+
+
+def test_a_currency_by_its_name_is_its_code(invoices: HybridRAG) -> None:
+    assert _members(invoices, "Which invoices are billed in euros?") == EURO
+    assert _members(invoices, "How many invoices are in USD?") == {"AmazonWebServices"}
+
+
+def test_a_bound_in_a_currency_with_no_property_is_on_the_amount(invoices: HybridRAG) -> None:
+    answer = invoices.ask("List the invoices over 500 EUR.")
+    assert {f.doc_id for f in answer.facts} == {"coolblue1", "coolblue2"}
+    assert answer.text is not None and "total above 500 EUR" in answer.text
+    # a line's unit cost is no invoice's cost: the question names no line
+    assert _members(invoices, "Which invoices cost more than €500?") == {"coolblue1", "coolblue2"}
+
+
+def test_the_sum_of_the_amounts_is_added_up_per_currency(invoices: HybridRAG) -> None:
+    euro = invoices.ask("What is the total of all invoices in EUR?")
+    assert {f.doc_id for f in euro.facts} == EURO
+    assert euro.text is not None and "add up to 5687.63 EUR" in euro.text
+    named = invoices.ask("What do the Coolblue invoices add up to?")
+    assert {f.doc_id for f in named.facts} == {"coolblue1", "coolblue2"}
+    assert named.text is not None and "5622.91 EUR" in named.text
+
+
+def test_an_extreme_across_currencies_is_none_within_one_it_is(invoices: HybridRAG) -> None:
+    across = invoices.ask("Which invoice has the highest total?")
+    assert across.facts == [] and across.abstention == "not_in_documents"
+    assert across.text is not None and "units" in across.text
+    within = invoices.ask("What is the most expensive invoice in euros?")
+    assert {f.doc_id for f in within.facts} == {"coolblue2"}
+    assert within.text is not None and within.text.startswith("The highest total in EUR")
+
+
+def test_a_count_of_the_documents_alone_is_every_document(invoices: HybridRAG) -> None:
+    answer = invoices.ask("How many invoices do we hold?")
+    assert len({f.doc_id for f in answer.facts}) == 7  # one has no issuer's name read
+    assert answer.text is not None and answer.text.startswith("7 ")
+
+
 def test_the_set_a_question_names_is_no_word_to_find(rag: HybridRAG) -> None:
     # "spares" says which documents are meant; no value prints it
     assert _members(rag, "Which of the spares are made of bronze?") == {"pump-impeller"}

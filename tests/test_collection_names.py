@@ -1,6 +1,6 @@
 """Names and values a collection or lookup question gives, read precisely: a synonym list
 that separates names by commas, a name "<noun> of <name>" that no document prints, a
-printed range against a bound, a property whose values say yes or no."""
+property whose values say yes or no, a value its document denies elsewhere."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from hybrid_rag import HybridRAG
-from hybrid_rag.ask._collection import _range_high
 from hybrid_rag.packs.sds._reader import comma_names
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "sds" / "laballey"
@@ -34,19 +33,6 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "sds" / "la
 )
 def test_a_comma_separated_synonym_list_gives_each_name(listed: str, names: list[str]) -> None:
     assert comma_names(listed) == names
-
-
-@pytest.mark.parametrize(
-    ("value", "low", "high"),
-    [
-        ("-173.2 - -50.8 °F (-114 - -46 °C)", -114.0, -46.0),
-        ("78.3 - 80 °C", 78.3, 80.0),
-        ("100 to 120 °C", 100.0, 120.0),
-        ("-20 °C", -20.0, None),
-    ],
-)
-def test_the_upper_end_of_a_printed_range(value: str, low: float, high: float | None) -> None:
-    assert _range_high(value, low) == high
 
 
 def _sheets(*docs: str) -> list[Path]:

@@ -110,6 +110,8 @@ def test_numbers_keep_their_printed_separators() -> None:
         ("28.02.23", "2023-02-28"),
         ("2021-11-30", "2021-11-30"),
         ("30/04/2020", "2020-04-30"),
+        ("Revision date 19-Jun-2023", "2023-06-19"),
+        ("14-April-2023", "2023-04-14"),
     ],
 )
 def test_dates_are_read_in_their_printed_forms(printed: str, iso: str) -> None:
@@ -119,6 +121,16 @@ def test_dates_are_read_in_their_printed_forms(printed: str, iso: str) -> None:
     assert found is not None
     assert (date(1970, 1, 1) + timedelta(days=found[0])).isoformat() == iso
     assert found[1] in printed
+
+
+def test_a_number_glued_to_about_and_a_temperatures_thousands_are_read() -> None:
+    from hybrid_rag.ingest.reading._values import parse_quantity
+
+    about = parse_quantity("ca.1.35 g/cm3 at 20 °C (68 °F)", kind="number", unit=None)
+    assert about[0] == 1.35  # not the 20 of the condition
+    assert parse_quantity("ca.158 °C ca.316 °F", kind="temperature", unit="°C") == (158.0, "°C")
+    hot = parse_quantity("1,330 °C (2,426 °F)", kind="temperature", unit="°C")
+    assert hot == (1330.0, "°C")
 
 
 def test_version_numbers_and_phone_numbers_are_no_dates() -> None:

@@ -176,3 +176,17 @@ def test_which_sheets_with_a_document_named_by_the_value_asks_over_all() -> None
         rag.ingest(_composition_sheet("Dexol Thinner Blend", rows), name="dx.txt")
         answer = rag.ask("Which sheets have Norvane as a component?")
     assert {f.doc_id for f in answer.facts} == {"nv", "dx"}, answer.text
+
+
+def test_a_mode_heading_that_says_not_regulated_is_the_un_numbers_value() -> None:
+    # "DOT (US) Not regulated." (no "UN number" label) says the sheet ships unregulated
+    free = "14. TRANSPORT INFORMATION\nDOT (US) Not regulated.\nIMDG Not regulated.\n"
+    assert [v for v, _q in _facts(free, "unNumber")] == ["Not regulated."]
+    dangerous = "14. TRANSPORT INFORMATION\nDOT (US)\nUN-No UN1789\nHazard Class 8\n"
+    assert {v for v, _q in _facts(dangerous, "unNumber")} <= {"UN1789", "UN-No UN1789"}
+    # "not regulated" only in bulk: the number it ships under otherwise is the value
+    bulk = (
+        "14. TRANSPORT INFORMATION\nDOT (US) COMBUSTIBLE LIQUID, NOT REGULATED FOR TRANSPORT IN"
+        " NON-BULK\nUN-No NA1993\n"
+    )
+    assert [v for v, _q in _facts(bulk, "unNumber")] == ["NA1993"]

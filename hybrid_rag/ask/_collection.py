@@ -21,7 +21,7 @@ the graph's facts over every document in scope, precision first:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 from typing import Protocol, TypeVar
@@ -56,6 +56,7 @@ from hybrid_rag.ask.grammar import Threshold
 from hybrid_rag.models import Fact
 from hybrid_rag.text import participle, stem, tokens, word_key
 from hybrid_rag.types import ConceptDef
+from hybrid_rag.units import BARE_SCALES, convert, scale_of, unit_key
 
 __all__ = [
     "MAX_CLAUSE",
@@ -64,9 +65,12 @@ __all__ = [
     "asked_phrases",
     "collection_answer",
     "contradicted",
+    "every_document",
     "labels_only",
     "left_out",
     "members",
+    "stated_props",
+    "stating",
     "without_concepts",
 ]
 
@@ -107,6 +111,20 @@ def asked_phrases(
     return ((a.other_name, False), *found) if a.other_name else found
 
 
+def every_document(a: QuestionAnalysis) -> bool:
+    """Whether a collection question asks for every document in scope: it names no
+    property, set, kind, date or bound, and no word of it is a value to look for ("How
+    many invoices do we hold?", "List all our sheets")."""
+    bounded = a.threshold is not None or a.period is not None or a.coded is not None
+    sets = a.named_set or a.kind_set or a.kind_noun or a.others_of
+    return (
+        a.collection
+        and a.intent == "filter"
+        and not (a.properties or bounded or sets)
+        and not asked_phrases(a, a.kind_words)
+    )
+
+
 _CLAUSE = re.compile(r"(?<=[.;])\s+|\n|;\s*")
 
 
@@ -129,20 +147,39 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
         stated = [f for f in stated if f.doc_id not in denied]
     if _bounded(a) and a.concepts:  # "the flammable liquids with a flash point below 0 °C"
         return _among_concepts(a, stated)
-    if a.threshold is not None or a.intent in ("min", "max"):
+    if a.threshold is not None or a.intent in ("min", "max") or a.summed:
         return _typed_members(a, stated)
     if a.period is not None:
         return _dated_members(a, stated)
     if a.concepts:
         return _concept_members(a, stated)
+    if a.coded is not None:  # "DOT class 8": the value's own (first) code decides
+        return _coded_members(a.coded, a.patterns, stated)
+    if a.kind_set and not collection_phrases(a.question, a.kind_words):
+        return _kind_members(a, stated)  # "How many liquids do we have?"
     if a.named_set and not collection_phrases(a.question, a.kind_words):
         return _named_members(a, stated)
+    if every_document(a):  # "How many invoices do we hold?": each by its name
+        return list({f.doc_id: f for f in reversed(stated)}.values())[::-1]
+    if a.distinct:  # "What UN numbers appear in our sheets?": every value that says one
+        asked = {p.name for p in a.properties}
+        return [
+            f
+            for f in stated
+            if f.predicate in asked and not _NEGATION.search(f.value) and not _NONE.search(f.value)
+        ]
+    if stating(a):  # "Which products have a flash point?" / "... no flash point?"
+        return _stating_members(a, facts)
     ids = [w for words, _whole in collection_phrases(a.question) for w in words if identifier(w)]
     if ids:  # an identifier identifies: the values that print every one the question gives
         patterns = [code_pattern(w) for w in dict.fromkeys(ids)]
         return [f for f in stated if any(_prints(c, patterns) for c in _clauses(f.value))]
     asked = {p.name for p in a.properties}
     own = [f for f in stated if f.predicate in asked]
+    if a.own_only:  # "3M as a supplier", "the Corrosion pictogram": that property's values
+        only = [f for f in own if f.predicate in a.own_only]
+        found = _best_phrase(a, only, loose=False, own=True)[1] if only else []
+        return _with_every_code(a, found, stated)
     strict = [_best_phrase(a, own, loose=False, own=True)] if own else []
     if strict and not strict[0][0][0]:  # only its labels' words: "not regulated" (UN number)
         strict = [_best_phrase(a, own, loose=False)]
@@ -335,6 +372,46 @@ def _either(a: QuestionAnalysis) -> bool:
 _EITHER = re.compile(r"\b(?:either|or)\b(?!\s+(?:both|all)\b)", re.I)
 
 
+def stating(a: QuestionAnalysis) -> bool:
+    """Whether a filter asks only whether documents state a typed quantity or a coded
+    value (one with a value pattern), or state that they have none: its words are those
+    of an asked property's name ("Which products have a flash point?", "... a
+    subsidiary hazard class?", "... no flash point?"; an alternative label may be a
+    value: "CHEMTREC" of the emergency phone)."""
+    if a.threshold is not None or a.intent != "filter" or not stated_props(a):
+        return False
+    phrases = [w for words, _whole in asked_phrases(a, a.kind_words) for w in words]
+    names = {t for p in a.properties for t in tokens(p.label)}  # not "CHEMTREC" of a phone
+    return bool(phrases) and all(w in names for w in phrases)
+
+
+def stated_props(a: QuestionAnalysis) -> frozenset[str]:
+    """The asked properties whose values say whether one is stated: typed ones (a number
+    is) and coded ones (a value of their pattern is, unless it says none)."""
+    return a.typed | {name for name, _pattern in a.patterns}
+
+
+def _stating_members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
+    """The documents that state the asked quantity or code: a number of it, or a value
+    that neither negates nor says none; asked with a negation ("no flash point"), those
+    stating none or not applicable."""
+    asked = stated_props(a)
+    if _NEGATION.search(a.question):
+        return [f for f in facts if f.predicate in asked and _NONE.search(f.value)]
+    return [
+        f
+        for f in facts
+        if f.predicate in asked
+        and f.status == "stated"
+        and (f.number is not None if f.predicate in a.typed else not _NEGATION.search(f.value))
+        and not _NONE.search(f.value)
+    ]
+
+
+_NONE = re.compile(r"^\W*(?:none|not\s+applicable|n/a|nil)(?![\w/])", re.I)
+"""A value that says the document's subject has none of the quantity."""
+
+
 def _coded(a: QuestionAnalysis, own: Sequence[V]) -> list[V]:
     """The asked properties' values a clause of which says the codes the question gives
     and nothing but the property's own words ("Class 2B", "6.1"; not "8 (6.1)", whose
@@ -353,6 +430,30 @@ def _coded(a: QuestionAnalysis, own: Sequence[V]) -> list[V]:
         )
 
     return [f for f in own if any(says(c) for c in _clauses(f.value))]
+
+
+def _coded_members(
+    coded: tuple[str, tuple[str, ...]], patterns: Sequence[tuple[str, str]], stated: Sequence[V]
+) -> list[V]:
+    """The values of the coded property whose first code (the first stretch its value
+    pattern reads) is one of the asked codes: "8 (5.1)" and "Class 8" are class 8, "5.1,
+    8" (a subsidiary 8) is not."""
+    prop, codes = coded
+    pattern = next((p for name, p in patterns if name == prop), None)
+    if pattern is None:
+        return []
+    rx, wanted = re.compile(pattern), {_squashed(c) for c in codes}
+    out = []
+    for f in stated:
+        m = rx.search(f.value) if f.predicate == prop else None
+        if m is not None and _squashed(m.group(0)) in wanted:
+            out.append(f)
+    return out
+
+
+def _squashed(code: str) -> str:
+    """A code compared: no spaces, case folded ("III" is "iii", "UN 1789" "un1789")."""
+    return re.sub(r"\s+", "", code).casefold()
 
 
 def _dated_members(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
@@ -387,6 +488,16 @@ def _named_members(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
         ):
             first[f.doc_id] = f
     return [first[d] for d in a.named_set if d in first]
+
+
+def _kind_members(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
+    """Each document of the kind set once: its first value that holds the kind's word."""
+    key = word_key(a.kind_noun or "")
+    first: dict[str, V] = {}
+    for f in stated:
+        if f.doc_id in a.kind_set and key in _words(f.value):
+            first.setdefault(f.doc_id, f)
+    return list(first.values())
 
 
 def _with_every_code(a: QuestionAnalysis, found: list[V], stated: Sequence[V]) -> list[V]:
@@ -509,21 +620,31 @@ def _one_letter_off(a: str, b: str) -> bool:
 
 
 def _typed_members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
-    """Each document's first stated number; a value printed as a bound ("> 200 °C") is
-    a member only where the bound decides: above 1500 for "> 1500", never below."""
+    """Each document's first stated number (in the unit asked, if one is); a value
+    printed as a bound ("> 200 °C") is a member only where the bound decides: above 1500
+    for "> 1500", never below; every document's for a sum."""
     first: dict[str, V] = {}
     for f in facts:
-        if f.number is not None:
+        if f.number is not None and (a.unit is None or f.unit == a.unit):
             first.setdefault(f.doc_id, f)
-    if a.threshold is not None:
+    own = {p.name: p.unit for p in a.properties}
+    first = {d: f for d, f in first.items() if f.unit != "%" or own.get(f.predicate) == "%"}
+    if a.threshold is not None:  # no share ("Same as water ±5%") is a density
         bound = a.threshold
         return [f for f in first.values() if _passes(f, bound)]
-    points = [f for f in first.values() if _qualifier(f.value) is None]
+    if a.summed:
+        return list(first.values())
+    points = [f for f in first.values() if _qualifier(f.value) is None and not _off_scale(f)]
     units = {f.unit for f in points}
     if len(units) != 1:
         return []  # no order across units
-    best = (min if a.intent == "min" else max)(f.number or 0.0 for f in points)
-    return [f for f in points if f.number == best]
+    ranked = sorted(points, key=lambda f: f.number or 0.0, reverse=a.intent == "max")
+    if not ranked:
+        return []
+    last = ranked[min(a.top or 1, len(ranked)) - 1].number  # "the three lowest": ties too
+    if a.intent == "min":
+        return [f for f in ranked if (f.number or 0.0) <= (last or 0.0)]
+    return [f for f in ranked if (f.number or 0.0) >= (last or 0.0)]
 
 
 _ABOVE = re.compile(r"^\W*(?:>|≥|greater than|more than|above|over|min(?:imum)?\b)", re.I)
@@ -542,50 +663,80 @@ def _passes(f: Valued, bound: Threshold) -> bool:
     not ("> 200" against "below 230"): not a member; nor is a value in another unit than
     the bound's ("above 500 EUR": no amount in INR), temperatures apart (converted)."""
     side = _qualifier(f.value)
-    if side is not None and side != bound.op:
+    if side is not None and (side != bound.op or bound.upper is not None):
         return False
-    if bound.unit and not _same_unit(bound.unit, f):
+    if (bound.unit and not _same_unit(bound.unit, f)) or (not bound.unit and _off_scale(f)):
         return False
-    if bound.op == "<" and f.number is not None and (high := _range_high(f.value, f.number)):
-        return bound.holds(high, unit=f.unit)  # "-114 - -46 °C" is not wholly under -100
+    span = _span(f)  # "230 - 245 °C": all of it, below a bound or between two
+    if span is not None and (bound.op == "<" or bound.upper is not None):
+        low, high = span
+        inside = bound.upper is None or bound.holds(low, unit=f.unit)
+        return inside and high is not None and bound.holds(high, unit=f.unit)
     return bound.holds(f.number or 0.0, unit=f.unit)
 
 
-_RANGE = re.compile(
-    r"(?<![\d.])(-?\d+(?:[.,]\d+)?)\s*(?:-|–|to)\s*(-?\d+(?:[.,]\d+)?)(?![\d.])"
-)
+_RANGE = re.compile(r"^\W*?([-−]?\d+(?:[.,]\d+)?)\s*(?:-|–|to)\s*([-−]?\d+(?:[.,]\d+)?)(?![\d/])")
 
 
-def _range_high(value: str, low: float) -> float | None:
-    """The upper end of the range a value prints from ``low`` ("-114 - -46 °C": -46),
-    in the same unit; ``None`` when it prints no such range. A range passes a bound
-    below only when all of it lies below."""
-    for m in _RANGE.finditer(value):
-        first, last = (float(g.replace(",", ".")) for g in m.groups())
-        if abs(first - low) < 1e-6 and last > first:
-            return last
-    return None
+def _span(f: Valued) -> tuple[float, float | None] | None:
+    """``(lower, upper)`` of a value printed as a range ("230 - 245 °C", "1.9 - 3.7"),
+    whose typed number is its lower bound; the upper is ``None`` when the typed number
+    is not the printed lower bound (converted from another unit): unknown in the
+    typed unit. ``None`` for a value that is no range."""
+    m = _RANGE.match(f.value)
+    if m is None or f.number is None:
+        return None
+    low, high = (float(x.replace("−", "-").replace(",", ".")) for x in m.groups())
+    if high <= low:
+        return None  # "5-7" is a range; "2023-01-05" or "1-417-725" no
+    return low, (high if abs(low - f.number) < 1e-9 else None)
 
 
 def _same_unit(asked: str, f: Valued) -> bool:
-    """Whether a value is in the bound's unit: its typed unit, or else the unit printed
-    in its text ("12.5 kg")."""
-    want = _plain_unit(asked)
-    if want in ("°c", "°f"):
-        return f.unit in ("°C", "°F")
+    """Whether a value can be held to a bound in ``asked``: its typed unit is the
+    bound's or measures the same (converted: °F or K to °C, kPa to mmHg); untyped, its
+    text prints the bound's unit or another of its scale at the same factor ("2.33
+    g/cm3" for "above 2 g/mL"), or, on a scale that reads bare numbers (a relative
+    density is a density in g/cm³), no unit of the scale at all. A value printed in
+    another unit of the scale is no member: its number was not converted."""
     if f.unit is not None:
-        return _plain_unit(f.unit) == want
-    printed = _superscripts_as_digits(f.value.lower())
-    return re.search(rf"(?<![a-z]){re.escape(want)}(?![a-z])", printed) is not None
+        return unit_key(f.unit) == unit_key(asked) or convert(1.0, asked, f.unit) is not None
+    if _prints_unit(f.value, asked):
+        return True
+    scale = scale_of(asked)
+    if scale is None:
+        return False
+    printed = [u for u in scale.factors if _prints_unit(f.value, u)]
+    if not printed:
+        return scale.bare and not _off_scale(f)  # "33-80 lbs. / ft3": a unit of its own
+    return all(scale.factor(u) == scale.factor(asked) for u in printed)
 
 
-def _plain_unit(text: str) -> str:
-    """A unit as compared: no spaces, lower case, superscripts as digits (g/cm³ = g/cm3)."""
-    return _superscripts_as_digits(text.replace(" ", "").lower())
+def _off_scale(f: Valued) -> bool:
+    """Whether an untyped number is printed in a unit of its own ("1530 kg/m³", "33-80
+    lbs. / ft3" among relative densities) other than the base of a scale that reads bare
+    numbers (g/cm³): it compares with neither a bound without a unit nor the other
+    values."""
+    if f.unit is not None:
+        return False
+    lead = _LEADING_NUMBER.match(f.value)  # its own unit, after its number ("< 0.5 at
+    unit = _OWN_UNIT.match(f.value[lead.end() :]) if lead else None  # 100 g/l": no unit)
+    said = unit.group(0).strip() if unit else ""
+    base = (u for s in BARE_SCALES for u in s.factors if s.factors[u] == 1.0)
+    return "/" in said and not any(_prints_unit(said, u) for u in base)  # "33 lbs. / ft3"
 
 
-def _superscripts_as_digits(text: str) -> str:
-    return text.replace("³", "3").replace("²", "2")
+_OWN_UNIT = re.compile(r"[^(@;,]*?(?=\s*(?:[(@;,]|\bat\b|$))", re.I)
+"""The words after a value's leading number up to its condition ("kg/m³ " of "1530
+kg/m³ (25 °C)")."""
+_LEADING_NUMBER = re.compile(r"^\W*?[-−]?\d[\d.,]*(?:\s*(?:-|–|to)\s*[-−]?\d[\d.,]*)?\s*")
+
+
+def _prints_unit(value: str, unit: str) -> bool:
+    """Whether ``value`` prints ``unit`` as a word of its own, spaces and case apart."""
+    body = r"\s*".join(map(re.escape, unit_key(unit)))
+    text = value.lower().replace("³", "3").replace("²", "2")
+    return re.search(rf"(?<![a-z]){body}(?![a-z])", text) is not None
 
 
 def _prints(clause: str, patterns: Sequence[re.Pattern[str]]) -> bool:
@@ -596,6 +747,10 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
     """The count, then the members with their values and citations."""
     if a.intent == "lookup" and a.named_set:
         return _per_value(a, facts, limit)
+    if a.summed and facts:
+        return _sum_answer(a, facts, limit)
+    if a.distinct and facts and a.properties:
+        return _distinct_answer(a, facts, limit)
     per_doc: dict[str, list[Fact]] = {}
     for f in _shown(a, facts):
         per_doc.setdefault(f.doc_id, []).append(f)
@@ -603,6 +758,8 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
     noun = a.noun if n == 1 else plural(a.noun)
     if a.set_loose and per_doc and collection_phrases(a.question, a.kind_words) and not a.concepts:
         return _loose_answer(a, per_doc, limit)
+    if not per_doc and a.intent in ("min", "max") and a.properties:
+        return _no_extreme(a)
     if not per_doc:
         text = (
             f"None {_among(a)} states {_what(a)}."
@@ -617,10 +774,22 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
     if a.intent in ("min", "max") and a.threshold is None:
         word = _EXTREMES[(a.intent, facts[0].unit == "date")]
         label = in_sentence(facts[0].predicate_label)
+        if a.top and a.top > 1:
+            word, label = f"{a.top} {word}", plural(label)
+        label += f" in {a.unit}" if a.unit else ""  # "the highest total in EUR"
         head = f"The {word} {label} any {a.noun} states"
         among = a.kind_label or a.named_set or a.concepts
         head = f"The {word} {label} {_among(a)}" if among else head
+        if a.also:  # "the class 3 product with the lowest ...": among those stating class 3
+            that = " and ".join(_constraint(x, facts) for x in a.also)
+            head = f"The {word} {label} of the {plural(a.noun)} that state {that}"
         text = f"{head}: {items}."
+    elif every_document(a):
+        text = f"{n} {noun} {'is' if n == 1 else 'are'} in scope: {items}."
+    elif a.kind_label and not collection_phrases(a.question, a.kind_words) and not a.threshold:
+        kind = f"the {in_sentence(a.kind_label)} {a.kind_noun}"
+        among = _among(a) if a.named_set else noun
+        text = f"{n} {among} {'states' if n == 1 else 'state'} {kind}: {items}."
     elif a.named_set and not collection_phrases(a.question, a.kind_words) and not a.threshold:
         text = f"{n} {noun} {'is' if n == 1 else 'are'} {_called(a)}: {items}."
     elif a.named_set or a.kind_label or (a.concepts and _bounded(a)):
@@ -632,6 +801,45 @@ def collection_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) ->
         text = f"{n} {noun} {verb} {_what(a, facts)}: {items}."
     cites = tuple(fs[0].evidence for _d, fs in per_doc.items())
     return Composed(clip(text, limit), cites, True, False)
+
+
+def _no_extreme(a: QuestionAnalysis) -> Composed:
+    """No extreme: no document states the asked quantity, or their values are in units
+    no conversion relates (totals in EUR, INR and USD)."""
+    word = "lowest" if a.intent == "min" else "highest"
+    label = in_sentence(a.properties[0].label)
+    text = (
+        f"No {word} {label} can be named: no {a.noun} in scope states one, or their values "
+        f"are in units that do not convert into each other (ask for the {word} in one unit)."
+    )
+    return Composed(text, (), True, False, "not_in_documents")
+
+
+def _sum_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
+    """The asked values added up per unit (no rate converts currencies), then each
+    document's value with its citation."""
+    per_doc: dict[str, list[Fact]] = {}
+    sums: dict[str | None, float] = {}
+    for f in facts:
+        per_doc.setdefault(f.doc_id, []).append(f)
+        sums[f.unit] = sums.get(f.unit, 0.0) + (f.number or 0.0)
+    n, label = len(per_doc), in_sentence(facts[0].predicate_label)
+    among = (
+        _among(a).removeprefix("of ")
+        if a.named_set or a.kind_label
+        else f"the {n} {plural(a.noun)}"
+    )
+    among += f" in {a.unit}" if a.unit else ""
+    added = " and ".join(f"{_amount_text(v)}{unit_text(u)}" for u, v in sums.items())
+    per = " (one sum per unit: none converts to another)" if len(sums) > 1 else ""
+    text = f"The {plural(label)} of {among} add up to {added}{per}: {_listed(per_doc)}."
+    cites = tuple(fs[0].evidence for fs in per_doc.values())
+    return Composed(clip(text, limit), cites, True, False)
+
+
+def _amount_text(value: float) -> str:
+    """A sum as written: two decimals unless it is whole ("5687.63", "2258")."""
+    return f"{value:.0f}" if value == int(value) else f"{value:.2f}"
 
 
 def _loose_answer(a: QuestionAnalysis, per_doc: dict[str, list[Fact]], limit: int) -> Composed:
@@ -719,7 +927,8 @@ _PER_VALUE = 3
 def _per_value(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
     """Each named document's value of the asked property, grouped when equal ("UN1170
     on 9 sheets: ...; UN1987 on 2 sheets: ..."), and how many state none."""
-    label = in_sentence(a.properties[0].label) if a.properties else "value"
+    valued = [p for p in a.properties if p.kind == "datatype"] or list(a.properties)
+    label = in_sentence(valued[0].label) if valued else "value"  # not "supplied by"
     among = f"the {len(a.named_set)} {plural(a.noun)} {_called(a)}"
     first: dict[str, Fact] = {}
     for f in facts:
@@ -728,20 +937,53 @@ def _per_value(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Compos
     if not first:
         text = f"The {label} is not stated in {among}."
         return Composed(text, (), True, False, "not_in_documents")
-    groups: dict[str, list[Fact]] = {}
-    for f in first.values():
-        groups.setdefault(re.sub(r"\W+", "", f.value.casefold()), []).append(f)
-    parts = []
-    for fs in sorted(groups.values(), key=len, reverse=True):
-        noun = a.noun if len(fs) == 1 else plural(a.noun)
-        names = "; ".join(f"{f.subject} {cite(f.evidence)}" for f in fs[:_PER_VALUE])
-        more = f"; and {len(fs) - _PER_VALUE} more" if len(fs) > _PER_VALUE else ""
-        parts.append(f"{clip(fs[0].value, 120)} on {len(fs)} {noun}: {names}{more}")
-    text = f"The {label} of {among}: " + ". ".join(parts) + "."
+    groups = _grouped(first.values(), lambda f: f.value)
+    text = f"The {label} of {among}: " + ". ".join(_group(a, v, fs) for v, fs in groups) + "."
     if silent := len(a.named_set) - len(first):
         noun = a.noun if silent == 1 else plural(a.noun)
         text += f" {silent} {noun} {'does' if silent == 1 else 'do'} not state one."
     cites = tuple(f.evidence for f in first.values())
+    return Composed(clip(text, limit), cites, True, False)
+
+
+def _grouped(facts: Iterable[Fact], shown: Callable[[Fact], str]) -> list[tuple[str, list[Fact]]]:
+    """``(value as shown, facts)`` per value, spelling apart (``shown``: the text a
+    value is compared and shown by), most documents first; one fact per document and
+    value."""
+    groups: dict[str, tuple[str, list[Fact]]] = {}
+    for f in facts:
+        text = shown(f)
+        _shown, fs = groups.setdefault(re.sub(r"\W+", "", text.casefold()), (text, []))
+        if all(g.doc_id != f.doc_id for g in fs):
+            fs.append(f)
+    return sorted(groups.values(), key=lambda g: len(g[1]), reverse=True)
+
+
+def _group(a: QuestionAnalysis, value: str, fs: Sequence[Fact]) -> str:
+    """One value and the documents that state it ("UN1170 on 9 sheets: A; B; C; and 6
+    more")."""
+    noun = a.noun if len(fs) == 1 else plural(a.noun)
+    names = "; ".join(f"{f.subject} {cite(f.evidence)}" for f in fs[:_PER_VALUE])
+    more = f"; and {len(fs) - _PER_VALUE} more" if len(fs) > _PER_VALUE else ""
+    return f"{clip(value, 120)} on {len(fs)} {noun}: {names}{more}"
+
+
+def _distinct_answer(a: QuestionAnalysis, facts: Sequence[Fact], limit: int) -> Composed:
+    """The different values the documents state of the asked property, each with the
+    documents that state it, most first ("47 different UN numbers on 224 sheets: UN1789
+    on 9 sheets: ...")."""
+    label = plural(in_sentence(a.properties[0].label))
+    pattern = next((p for name, p in a.patterns if name == a.properties[0].name), None)
+
+    def shown(f: Fact) -> str:
+        m = re.search(pattern, f.value) if pattern else None
+        return m.group(0) if m else f.value
+
+    groups = _grouped(facts, shown)
+    docs = len({f.doc_id for f in facts})
+    head = f"{len(groups)} different {label} on {docs} {a.noun if docs == 1 else plural(a.noun)}"
+    text = f"{head}: " + ". ".join(_group(a, v, fs) for v, fs in groups) + "."
+    cites = tuple(fs[0].evidence for _v, fs in groups)
     return Composed(clip(text, limit), cites, True, False)
 
 
@@ -754,7 +996,7 @@ def _member(fs: Sequence[Fact]) -> str:
     return f"{fs[0].subject} ({', '.join(values)} {cite(fs[0].evidence)})"
 
 
-_TIME_WORD = re.compile(r"(?:in|since|after|before|until|by)\b", re.I)
+_TIME_WORD = re.compile(r"(?:in|since|after|before|until|by|between|from)\b", re.I)
 _AT_TIME = re.compile(r"^(?:of|from|dated|during|on)\s+", re.I)
 _EXTREMES = {
     ("min", False): "lowest",
@@ -765,6 +1007,24 @@ _EXTREMES = {
 
 
 def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
+    """What the members state, each further constraint joined ("a revision date in 2024
+    and 'un1789'")."""
+    return " and ".join([_stated(a, facts), *(_constraint(x, facts) for x in a.also)])
+
+
+def _constraint(x: QuestionAnalysis, facts: Sequence[Fact]) -> str:
+    """What the members state by one further constraint (``QuestionAnalysis.also``)."""
+    if not x.properties:  # an identifier, in any value
+        return "'" + " ".join(w for w in question_codes(x.question) if identifier(w)) + "'"
+    return _stated(x, [f for f in facts if f.predicate in _asked(x)])
+
+
+def _asked(a: QuestionAnalysis) -> set[str]:
+    return {p.name for p in a.properties}
+
+
+def _stated(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
+    """What the members of one constraint state."""
     if a.concepts and a.threshold is None and a.period is None:
         return _concept_said(a)
     if a.period is not None:
@@ -773,10 +1033,16 @@ def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
         said = _AT_TIME.sub("", a.period.said)  # "dated December 2021": in it
         said = said if _TIME_WORD.match(said) else f"in {said}"
         return f"{'an' if label[:1] in 'aeiou' else 'a'} {label} {said}"
+    if a.coded is not None:
+        label = next((p.label for p in a.properties if p.name == a.coded[0]), "value")
+        return f"the {in_sentence(label)} {' or '.join(a.coded[1])}"
+    if stating(a) and a.properties:
+        label = in_sentence(next(p.label for p in a.properties if p.name in stated_props(a)))
+        article = "an" if label[:1] in "aeiou" else "a"
+        none = _NEGATION.search(a.question)
+        return f"no {label} (none or not applicable)" if none else f"{article} {label}"
     if a.threshold is not None and a.properties:
-        t = a.threshold
-        said = f"{'above' if t.op == '>' else 'below'} {t.value:g}{unit_text(t.unit)}"
-        return f"{with_article(in_sentence(a.properties[0].label))} {said}"
+        return f"{with_article(in_sentence(a.properties[0].label))} {a.threshold.said()}"
     values = [_words(f.value) for f in facts]
     phrases = [w for w, _whole in asked_phrases(a, a.kind_words)]
     held = [
@@ -791,7 +1057,15 @@ def _what(a: QuestionAnalysis, facts: Sequence[Fact] = ()) -> str:
     if not held and codes and facts:  # matched by the asked property's code alone
         return f"the {in_sentence(facts[0].predicate_label)} {' '.join(codes)}"
     shown = max(held, key=len) if held else (phrases[0] if phrases else ())
-    return "'" + " ".join(shown) + "'" if shown else "what was asked"
+    return "'" + _negated(a.question, " ".join(shown)) + "'" if shown else "what was asked"
+
+
+def _negated(question: str, phrase: str) -> str:
+    """``phrase`` with the negation the question puts right before it ("not regulated
+    for transport": 'not regulated', not 'regulated')."""
+    first = phrase.split()[0] if phrase else ""
+    m = re.search(rf"\b(not|no|non)[\s-]+{re.escape(first)}\b", question, re.I)
+    return f"{m.group(1).lower()} {phrase}" if m and first else phrase
 
 
 def _concept_said(a: QuestionAnalysis) -> str:

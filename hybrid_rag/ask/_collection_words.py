@@ -7,7 +7,9 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from hybrid_rag.ask.grammar import main_clause
 from hybrid_rag.text import STOPWORDS, participle, stem, tokens
+from hybrid_rag.units import currency_names_as_codes
 
 __all__ = [
     "aggregating",
@@ -20,6 +22,7 @@ __all__ = [
     "generic",
     "identifier",
     "joined_codes",
+    "labelled_codes",
     "over_collection",
     "question_codes",
     "search_roots",
@@ -78,6 +81,49 @@ def joined_codes(text: str) -> str:
     """``text`` with a code's capital letters and digits printed apart joined ("UN 1170"
     is the code UN1170, as values print it or as their pattern finds it)."""
     return _SPACED_CODE.sub(r"\1\2", text)
+
+
+_LINK = frozenset(["is", "of", "as"])
+"""Words that may stand between a property's label and its value ("hazard class is 8")."""
+_LIST = frozenset(["or", "and", "nor"])
+
+
+def labelled_codes(
+    question: str, labels: Iterable[str], pattern: str, ignore: Iterable[str] = ()
+) -> tuple[str, ...]:
+    """The values a question gives a property right after one of its ``labels`` ("DOT
+    class 8", "packing group III", "hazard class is 6.1", "packing group I or II"), as
+    written: words that ``pattern`` (the property's value pattern) reads whole, none of
+    them an identifier (an identifier decides wherever it is printed). ``()`` when the
+    question gives no such value, or another code besides them ("class 5.1 ... with a
+    6.1 subsidiary risk": two codes, two properties); ``ignore``: numbers that say
+    something else (a bound's, a date's year)."""
+    rx = re.compile(pattern)
+    written = re.findall(r"[\w.]+", joined_codes(main_clause(question)))
+    words = [w.rstrip(".") for w in written]
+    said = [w.lower() for w in words]
+    for label in sorted({tuple(tokens(lab)) for lab in labels}, key=len, reverse=True):
+        for i in range(len(said) - len(label) + 1):
+            if label and tuple(said[i : i + len(label)]) == label:
+                found = _codes_after(words, i + len(label), rx)
+                others = set(question_codes(question)) - {w.lower() for w in found}
+                others -= set(ignore)
+                if found and not others:
+                    return found
+    return ()
+
+
+def _codes_after(words: Sequence[str], start: int, rx: re.Pattern[str]) -> tuple[str, ...]:
+    """The value words from ``words[start]`` on (past a linking word), joined by "or",
+    "and" or commas: each read whole by ``rx`` and no identifier."""
+    j = start + (start < len(words) and words[start].lower() in _LINK)
+    found: list[str] = []
+    while j < len(words) and rx.fullmatch(words[j]) and not identifier(words[j]):
+        found.append(words[j])
+        j += 1
+        if j < len(words) and words[j].lower() in _LIST:
+            j += 1
+    return tuple(found)
 
 
 def generic(word: str) -> bool:
@@ -204,7 +250,7 @@ def collection_phrases(
     if m and tokens(question).count(m.group(1).lower()) == 1:
         skip |= {m.group(1).lower()}  # "Which of the cleaners ...": the set, not a value
     question = _COUNT.sub(" ", question, count=1)  # "what is the number of": the asking
-    question = joined_codes(question)
+    question = currency_names_as_codes(joined_codes(question))  # "in euros": EUR
     found: list[tuple[tuple[str, ...], bool]] = []
     texts = [(m.group(1), True) for m in _QUOTED.finditer(question)]
     texts += [(m.group(1), True) for m in _PAREN.finditer(question)]

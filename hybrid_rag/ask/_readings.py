@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from hybrid_rag.ask._phrasing import plural
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView
@@ -61,6 +61,8 @@ class Reread:
     readings: tuple[Reading, ...]
     printing: tuple[tuple[str, ...], ...]
     outside: tuple[int, ...]
+    labels: dict[str, str] = field(default_factory=dict)
+    """What each printing document is called by its reading (its shortest such name)."""
 
 
 def reread_question(
@@ -87,7 +89,10 @@ def reread_question(
         outside.append(len(set(everywhere) - set(scope.doc_ids)))
     if not readings:
         return None
-    return Reread(text, tuple(readings), tuple(printing), tuple(outside))
+    labels: dict[str, str] = {}
+    for r in readings:  # what each printing document is called by the reading
+        labels |= scope.subjects.shortest_names(_content(r.read_as))
+    return Reread(text, tuple(readings), tuple(printing), tuple(outside), labels)
 
 
 def question_span(question: str, said: str) -> str | None:
@@ -131,6 +136,9 @@ def linked_by_reading(again: QuestionAnalysis, reread: Reread) -> Linked:
         named = [m for m in alone if m.doc_id in printing]
         if _different([m.label for m in named], words):
             several += [m.doc_id for m in named]
+        shared = [d for d in again.named_set if d in printing]  # a name several share
+        if _different([reread.labels.get(d, d) for d in shared], words):
+            several += shared
         out.append(replace(reading, doc_ids=tuple(dict.fromkeys(docs))))
     return Linked(tuple(out), tuple(dict.fromkeys(strays)), tuple(dict.fromkeys(several)))
 

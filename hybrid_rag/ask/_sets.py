@@ -15,6 +15,7 @@ from hybrid_rag.types import Ontology, OntologyMatching, PropertyDef
 
 __all__ = [
     "NamedSet",
+    "kind_predicate",
     "named_set",
     "namesakes",
     "noun_set",
@@ -22,6 +23,7 @@ __all__ = [
     "set_cue",
     "set_noun",
     "shared_name",
+    "unlinked_namesakes",
 ]
 
 NamedSet = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
@@ -36,6 +38,16 @@ _SET_CUE = re.compile(
     r"(.*)$",
     re.I | re.S,
 )
+
+
+_CLITIC = re.compile(r"(?<=[A-Za-z])['\u2019]s\b")
+"""A clitic "'s" ("What's", "ethanol's"): "is" or a possessive, never a name's word."""
+
+
+def _words(text: str) -> list[str]:
+    """The tokens of ``text`` without its clitic "'s" (``tokens`` reads "What's" as
+    "what", "s")."""
+    return tokens(_CLITIC.sub(" ", text))
 
 
 _AMONG = re.compile(r"^\s*(?:among|of|from)\s+(?:the|our|my|all)\s+(.*)$", re.I | re.S)
@@ -60,14 +72,14 @@ def named_set(question: str, index: SubjectIndex, kinds: frozenset[str]) -> Name
     m = _AMONG.match(question) or _SET_CUE.match(main_clause(question))
     if m is None:
         return None
-    toks = tokens(m.group(1))[:7]
+    toks = _words(m.group(1))[:7]
     while toks and generic(toks[0]):
         toks.pop(0)  # "How many different cobalt salts"
     acronyms = {w.lower() for w in re.findall(r"\b[A-Z]{2,}s\b", question)}  # "SDSs"
     head = next((i for i, t in enumerate(toks) if t in acronyms or _plural(t, kinds)), 0)
     for i in range(head, 0, -1):
         name = toks[:i]
-        if any(generic(t) or t in kinds for t in name):
+        if any(generic(t) or t in kinds for t in name) or not any(t.isalpha() for t in name):
             continue
         docs = _called(index, name)
         if len(docs) >= 2:
@@ -102,26 +114,91 @@ def namesakes(
     if len({m.matched for m in subjects}) != 1:
         return None
     said = subjects[0].matched
-    words = [t for t in dict.fromkeys(tokens(question)) if t in said]
+    words = [t for t in dict.fromkeys(_words(question)) if t in said]
     docs = _called(index, words)
     return (tuple(words), (), tuple(docs)) if len(docs) >= 2 else None
 
 
-def set_noun(question: str, kinds: frozenset[str]) -> str | None:
-    """The plural noun a collection question's set opens with, or that follows "of our"
-    ("liquids" of "Which liquids have a density under 0.7?" and of "the lowest flash
-    point of our liquids"), when it is no kind word of the ontology (not "products",
-    "sheets"); ``None`` otherwise."""
-    m = _AMONG.match(question) or _SET_CUE.match(main_clause(question))
-    ours = _OF_OURS.search(question)
-    text = m.group(1) if m is not None else ours.group(1) if ours is not None else ""
-    toks = [t for t in tokens(text)[:4] if not generic(t)]
-    if not toks or not _plural(toks[0], kinds) or toks[0] in kinds or toks[0][:-1] in kinds:
+def unlinked_namesakes(
+    question: str, subjects: Sequence[SubjectMatch], index: SubjectIndex, skip: frozenset[str]
+) -> NamedSet | None:
+    """Every document whose own (first) name opens with the one name a lookup gives, when
+    the documents it linked are not those: more share the name ("hydrofluoric acid":
+    two sheets, one linked), or some were linked by an alias in index form ("Sulfuric
+    acid, disodium salt" of sodium sulfate); ``None`` when the question names more
+    than the name ("sugar of lead" is no "lead"; ``skip``: the asked properties' words)
+    or when one document or none holds it."""
+    found = namesakes(question, subjects, index)
+    if found is None or _modified(question, found[0], skip):
         return None
-    return toks[0]
+    n = len(found[0])  # its own name opens with it: "Salicylic Acid in Acetone" is no acetone
+    own = [d for d in found[2] if tokens(index.label_of(d) or "")[:n] == list(found[0])]
+    if len(own) < 2 or set(own) == {m.doc_id for m in subjects}:
+        return None
+    return None if _other_name(question, skip | set(found[0])) else (found[0], (), tuple(own))
 
 
-_OF_OURS = re.compile(r"\b(?:of|among)\s+(?:our|my|all\s+(?:our|my|the))\s+(\w+)", re.I)
+def _modified(question: str, name: Sequence[str], skip: frozenset[str]) -> bool:
+    """Whether a content word stands right before or after ``name`` in the question, or
+    before "of" ahead of it ("sugar of lead"): it names something more specific."""
+    toks = _words(main_clause(question))
+    n = len(name)
+    at = next((i for i in range(len(toks) - n + 1) if toks[i : i + n] == list(name)), None)
+    if at is None:
+        return False
+    around = [toks[at - 1] if at else "", toks[at + n] if at + n < len(toks) else ""]
+    if at >= 2 and toks[at - 1] == "of":
+        around.append(toks[at - 2])
+    return any(w.isalpha() and w not in skip and not generic(w) for w in around)
+
+
+def set_noun(question: str, kinds: frozenset[str]) -> str | None:
+    """The noun a collection question's set opens with ("liquids" of "Which liquids have
+    a density under 0.7?", "liquid" of "Which liquid has the highest boiling point?"),
+    that follows "of our" or "of any" ("the lowest flash point of our liquids", "the
+    highest melting point of any solid"), or that "the ... with the" says ("the liquid
+    with the lowest flash point"), when it is no kind word of the ontology (not
+    "products", "sheets"); ``None`` otherwise. Whether a document's kind holds it is
+    the store's to say (``kg.of_kind``)."""
+    m = _AMONG.match(question) or _SET_CUE.match(main_clause(question))
+    found = (m, _OF_OURS.search(question), _WITH_THE.search(question))
+    nouns = (_first_noun(f.group(1), kinds) for f in found if f is not None)
+    return next((n for n in nouns if n is not None), None)
+
+
+_PREDICATE = re.compile(r"\b(?:are|is)\s+(?:all\s+)?([a-z][a-z-]+)\s*[?.!]*\s*$", re.I)
+
+
+def kind_predicate(question: str, kinds: frozenset[str]) -> str | None:
+    """The plural noun a collection question ends on after "are" ("Which Libman
+    products are liquids?"), when it is no kind word of the ontology: a kind the
+    documents may be of (``kg.of_kind`` decides); ``None`` otherwise."""
+    m = _PREDICATE.search(main_clause(question))
+    word = m.group(1).lower() if m else ""
+    if not _plural(word, kinds) or word in kinds or word[:-1] in kinds or generic(word):
+        return None
+    return word
+
+
+def _first_noun(text: str, kinds: frozenset[str]) -> str | None:
+    """The first word of ``text`` past the generic ones when it is a plural noun and no
+    kind word; or its very first word, a singular ("liquid has ...")."""
+    words = _words(text)[:4]
+    toks = [t for t in words if not generic(t)]
+    if not toks or toks[0] in kinds or toks[0][:-1] in kinds:
+        return None
+    plural = _plural(toks[0], kinds)
+    return toks[0] if plural or (toks[0] == words[0] and _singular(toks[0])) else None
+
+
+_OF_OURS = re.compile(r"\b(?:of|among)\s+(?:our|my|any|all\s+(?:our|my|the))\s+(\w+)", re.I)
+_WITH_THE = re.compile(r"\bthe\s+(\w+)\s+(?:with|having|that\s+has)\s+the\b", re.I)
+
+
+def _singular(word: str) -> bool:
+    """Whether the first word of a set may be a singular noun that calls it ("liquid" of
+    "Which liquid has ...?"): letters, four or more."""
+    return word.isalpha() and len(word) >= 4
 
 
 def shared_name(question: str, index: SubjectIndex, skip: frozenset[str]) -> NamedSet | None:
@@ -133,7 +210,7 @@ def shared_name(question: str, index: SubjectIndex, skip: frozenset[str]) -> Nam
     acid does ACIDULANT 35005*86*01B contain?" asks about one product, by a name no
     document was linked by)."""
     runs: list[list[str]] = [[]]
-    for t in tokens(main_clause(question)):
+    for t in _words(main_clause(question)):
         if generic(t) or t in skip or not t.isalpha():
             runs.append([])
         else:
@@ -177,7 +254,7 @@ def _other_name(question: str, skip: frozenset[str]) -> bool:
         core = word.strip(".,;:?!()\"'")
         if not (core[:1].isupper() or any(c.isdigit() for c in core)):
             continue
-        if any(t not in skip and not generic(t) for t in tokens(core)):
+        if any(t not in skip and not generic(t) for t in _words(core)):
             return True
     return False
 

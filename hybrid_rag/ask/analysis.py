@@ -17,8 +17,10 @@ from hybrid_rag.ask._collection_words import (
     counts,
     generic,
     identifier,
+    labelled_codes,
     over_collection,
     over_others,
+    question_codes,
     sets,
 )
 from hybrid_rag.ask._concepts import (
@@ -30,6 +32,8 @@ from hybrid_rag.ask._concepts import (
     properties_read,
 )
 from hybrid_rag.ask._sets import (
+    NamedSet,
+    kind_predicate,
     named_set,
     namesakes,
     noun_set,
@@ -37,6 +41,7 @@ from hybrid_rag.ask._sets import (
     set_cue,
     set_noun,
     shared_name,
+    unlinked_namesakes,
 )
 from hybrid_rag.ask._verbs import by_verb_noun
 from hybrid_rag.ask._wh import by_question_word
@@ -44,6 +49,7 @@ from hybrid_rag.ask.grammar import (
     COMPARISON_WORDS,
     Threshold,
     comparison_words,
+    date_span,
     is_polar,
     main_clause,
     threshold,
@@ -60,6 +66,7 @@ from hybrid_rag.types import (
     QuestionAnalysis,
     ScopeView,
 )
+from hybrid_rag.units import currency_code
 
 __all__ = [
     "Intent",
@@ -101,7 +108,7 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     higher than B's?") is ``polar`` and its ``subject`` is the product named first.
     """
     subjects = tuple(index.link(question))
-    if len(subjects) >= 2:  # "Which is denser, A or B?" asks which is more dense
+    if len(subjects) >= 2 or not subjects:  # "Which is denser, A or B?", "the densest"
         question = _comparatives_spelt_out(question, ontology)
     asked = without_names(question, subjects, keep=_document_words(ontology))
     props = _circumstance_last(asked, tuple(match_properties(asked, ontology)), ontology)
@@ -118,6 +125,8 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         and (not subjects or namesakes(question, subjects, index))
     ):
         props = _dating(ontology)  # "the most recent invoice": by the document's own date
+    if not props and _SIZE.search(text) and (not subjects or namesakes(question, subjects, index)):
+        props = _amount(ontology)  # "the largest invoice": by its amount
     terms = _filter_terms(question)
     said: str | None = None
     sections: tuple[int, ...] = ()
@@ -161,22 +170,39 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         # "... beyond the copper parts: what other items ...?": the set is set apart
         shared = named or shared_name(question, index, kinds | _named_words(props, ontology))
         others, named = ((shared[2], shared[0]) if shared else others), None
-    aggregate = not subjects and aggregating(question, _counted(ontology))
+    distinct = None if subjects or named else _distinct(question, props, kinds | {noun}, ontology)
+    aggregate = not subjects and distinct is None and aggregating(question, _counted(ontology))
     collection = (
         named is not None
         or bool(others[0])
         or aggregate
+        or distinct is not None
         or _collective(question, subjects, props, noun, ontology)
     )
     if collection:
         subjects = ()  # "Which of our products contain <a name>?": the name is a value
-    period = None
-    if collection:
+    period = coded = None
+    every = props  # before the collection's intent keeps the one it sorts or bounds on
+    if distinct is not None:  # "What UN numbers appear in our sheets?": its values
+        intent, limit, props = "filter", None, (distinct,)
+    elif collection:
         intent, limit, props = _over_collection(question, text, props, ontology)
         period = period_of(question, props, ontology) if intent == "filter" and not limit else None
-    if not collection and not subjects and props and intent == "lookup":
+        coded = _coded(question, props, ontology) if intent == "filter" and not limit else None
+    summed = collection and intent not in ("min", "max") and _sums(question, noun)
+    if named is None and subjects and props and intent == "lookup" and not collection:
+        skip = kinds | _named_words(props, ontology)  # "the UN number of nitric acid": all 5
+        named = unlinked_namesakes(question, subjects, index, skip)
+        collection, subjects = (True, ()) if named is not None else (collection, subjects)
+    if named is None and not subjects and ((props and intent == "lookup") or summed):
         named = shared_name(question, index, kinds | _named_words(props, ontology))
-        collection = named is not None  # "the UN number for ethanol": per sheet named so
+        collection = collection or named is not None  # "the UN number for ethanol": per sheet
+    if summed:  # "the total of all invoices in EUR": the asked amounts added up
+        intent, limit, period, coded = "filter", None, None, None
+        props = tuple(p for p in props if p.name in _typed(props, ontology)) or _amount(ontology)
+        props = props[:1]
+    elif collection and intent == "filter" and not props and _currency(question):
+        props = _priced(ontology)  # "How many invoices are in USD?": the currency says
     if named is not None:
         kinds |= set(named[0] + named[1])  # the set's words filter no value
     own = _document_words(ontology) | {noun, noun + "s"}  # what the documents are called
@@ -185,12 +211,12 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
     plain = intent == "filter" and limit is None and period is None
     combined = bool(links) and plain and _more_asked(question, links, setting, ontology)
     said_concept = {word_key(w) for link in links for w in link.words}
-    kind_noun = set_noun(question, kinds | {noun}) if collection and named is None else None
+    kind_noun = _kind_noun(question, kinds | {noun}, named) if collection else None
     if kind_noun is not None and word_key(kind_noun) in said_concept:
         kind_noun = None  # "Which items are flammable liquids?": the concept's word
     concepts = tuple(dict.fromkeys(link.concept for link in links))
     kept = {p.name for p in props}
-    return QuestionAnalysis(
+    a = QuestionAnalysis(
         question,
         subjects,
         props,
@@ -208,9 +234,17 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         patterns=_patterns(props, ontology),
         collection=collection,
         counting=collection and counts(main_clause(question)),
-        aggregate=aggregate,
+        aggregate=aggregate and not summed,
         vocabulary=_vocabulary_stems(ontology) if collection else frozenset(),
         named_set=named[2] if named is not None else (),
+        coded=coded if period is None else None,
+        own_only=_own_values(question, props, ontology)
+        if collection and intent == "filter"
+        else frozenset(),
+        summed=summed,
+        distinct=distinct is not None,
+        top=_top(question) if collection and intent in ("min", "max") else None,
+        unit=_currency(question) if summed or (collection and intent in ("min", "max")) else None,
         period=period,
         set_name=" ".join(named[0]) if named is not None else None,
         set_by_source=named is not None and len(index.naming(named[0])) < len(named[2]),
@@ -230,6 +264,87 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
             all(link.negated for link in links if link.concept == c) for c in concepts
         ),
     )
+    return _with_conjuncts(a, every, ontology) if collection else a
+
+
+def _with_conjuncts(
+    a: QuestionAnalysis, every: Sequence[PropertyDef], ontology: Ontology
+) -> QuestionAnalysis:
+    """``a`` with the further constraints its question puts on the same documents, each
+    a filter of its own (``QuestionAnalysis.also``): a date span, a code after its
+    label or an identifier besides a bound or another of them ("Which class 3 products
+    have a flash point below 0 °C?", "Which sheets revised in 2024 list UN1789?")."""
+    extreme = a.intent in ("min", "max")
+    if a.summed or not (extreme or (a.intent == "filter" and (a.threshold or a.period or a.coded))):
+        return a
+    q = a.question
+    base = replace(a, intent="filter", threshold=None, period=None, coded=None, also=(), top=None)
+    found: list[QuestionAnalysis] = []
+    if a.period is None and (period := period_of(q, every, ontology)) is not None:
+        dates = tuple(p for p in every if _kind(p.name, ontology) == "date")
+        found.append(replace(with_properties(base, dates, ontology), period=period))
+    if a.coded is None and (coded := _coded(q, every, ontology)) is not None:
+        own = tuple(p for p in every if p.name == coded[0])
+        found.append(replace(with_properties(base, own, ontology), coded=coded))
+    if any(identifier(w) for w in question_codes(q)):
+        found.append(with_properties(base, (), ontology))  # "UN1789": any value printing it
+    return replace(a, also=tuple(found)) if found else a
+
+
+def _own_values(question: str, props: Sequence[PropertyDef], ontology: Ontology) -> frozenset[str]:
+    """The asked properties whose values alone answer a filter: those that name the
+    documents' source ("Which sheets name 3M as a supplier?"), else those whose value
+    pattern reads a word of the question past the labels ("the Corrosion pictogram")."""
+    if not isinstance(ontology, OntologyMatching) or not props:
+        return frozenset()
+    sources = set(document_model(ontology).sources) & {p.name for p in props}
+    if sources:
+        return frozenset(sources)
+    labels = _named_words(props, ontology)
+    words = [t for t in tokens(main_clause(question)) if t.isalpha() and t not in labels]
+    words = [t for t in words if t not in STOPWORDS and not generic(t)]
+    patterns = {p.name: ontology.value_pattern(p.name) for p in props}
+    return frozenset(
+        n for n, pat in patterns.items() if pat and any(re.search(pat, w) for w in words)
+    )
+
+
+def _kind_noun(question: str, kinds: frozenset[str], named: NamedSet | None) -> str | None:
+    """The noun a collection's documents may be of the kind of: the set's noun when no
+    name calls the set (``set_noun``: "Which liquids ...?"), else a plural noun the
+    question ends on ("Which Libman products are liquids?")."""
+    if named is None and (noun := set_noun(question, kinds)) is not None:
+        return noun
+    return kind_predicate(question, kinds)
+
+
+def _coded(
+    question: str, props: Sequence[PropertyDef], ontology: Ontology
+) -> tuple[str, tuple[str, ...]] | None:
+    """``(property, codes)`` when the question gives an asked identifier property's
+    value by the codes its value pattern reads, right after one of its labels ("DOT
+    class 8", "packing group III"; ``labelled_codes``); ``None`` otherwise."""
+    if not isinstance(ontology, OntologyMatching):
+        return None
+    for p in props:
+        pattern = ontology.value_pattern(p.name)
+        if pattern is None or ontology.value_kind(p.name) != "identifier":
+            continue
+        codes = labelled_codes(question, _naming(p, ontology), pattern, _measures(question))
+        if codes:
+            return p.name, codes
+    return None
+
+
+def _measures(question: str) -> set[str]:
+    """The numbers of the question's bound and the tokens of its date span: they are no
+    codes ("class 3 ... below 0 °C", "class 8 ... revised in 2024")."""
+    out: set[str] = set()
+    if (bound := threshold(question)) is not None:
+        out |= {f"{bound.value:g}", *([f"{bound.upper:g}"] if bound.upper is not None else [])}
+    if (span := date_span(question, asked_date=True)) is not None:
+        out |= set(tokens(span.said))
+    return out
 
 
 def _asked_concepts(
@@ -338,6 +453,120 @@ def _item_labels(props: tuple[PropertyDef, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(dict.fromkeys(out))
 
 
+_SIZE = re.compile(
+    r"\b(?:(?:larg|bigg|small|high|low|great|cheap)est|(?:most|least)\s+expensive)\b"
+)
+"""An extreme of size with no property named ("the largest invoice"): of the amount."""
+_SUM = (
+    r"\b(?:sum|total)\s+(?:amount\s+)?(?:of|for|across|over)\s+"
+    r"(?:(?:all|every|each|our)\b[^?.;]*\b(?:{noun}s?|documents)\b"
+    r"|the\s+(?:[\w-]+\s+){{0,3}}(?:{noun}s|documents)\b)"  # "the invoice": one, no sum
+    r"|\badd(?:s|ed)?\s+up\b|\baltogether\b|\bcombined\b|\bin\s+total\b|\bsummed\b"
+)
+
+
+def _priced(ontology: Ontology) -> tuple[PropertyDef, ...]:
+    """The subject's currency properties (value kind ``currency``)."""
+    if not isinstance(ontology, OntologyMatching):
+        return ()
+    subject = document_model(ontology).subject_class
+    return tuple(
+        p
+        for p in ontology.properties()
+        if ontology.value_kind(p.name) == "currency" and _local(p.domain or "") == subject
+    )
+
+
+def _local(iri: str) -> str:
+    return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+
+
+_VALUES_OF = re.compile(
+    r"^\s*(?:which|what|list(?:\s+(?:all|the))?|how\s+many)\s+"
+    r"(?:(?:different|distinct|unique)\s+)?(.+)$",
+    re.I,
+)
+
+
+def _distinct(
+    question: str, props: Sequence[PropertyDef], skip: frozenset[str], ontology: Ontology
+) -> PropertyDef | None:
+    """The property whose values the question asks for across the documents: it opens
+    with the property's label in the plural, or after "different" ("What UN numbers
+    appear in our sheets?", "How many different suppliers ...?"), and says nothing else
+    but words of asking and of the documents (``skip``); ``None`` otherwise."""
+    m = _VALUES_OF.match(main_clause(question))
+    if m is None:
+        return None
+    toks = tokens(m.group(1))
+    different = re.search(r"\b(?:different|distinct|unique)\b", m.group(0), re.I) is not None
+    for p in (p for p in props if p.kind == "datatype"):
+        for words in (tokens(label) for label in _naming(p, ontology)):
+            rest = _past_plural(toks, words, singular=different)
+            if rest is not None and all(
+                generic(t) or t in skip or t.rstrip("s") in skip for t in rest
+            ):
+                return p
+    return None
+
+
+def _past_plural(
+    toks: Sequence[str], words: Sequence[str], *, singular: bool
+) -> Sequence[str] | None:
+    """The tokens after ``words`` when ``toks`` open with them, the last in the plural
+    (or as it is, when ``singular``); ``None`` otherwise."""
+    n = len(words)
+    if not words or len(toks) < n or list(toks[: n - 1]) != list(words[:-1]):
+        return None
+    forms = {words[-1] + "s", words[-1] + "es"} | ({words[-1]} if singular else set())
+    return toks[n:] if toks[n - 1] in forms else None
+
+
+_NUMBERS = [
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+]
+_TOP = re.compile(
+    r"(?:^|\b(?:which|what|the|top|list|show|name|find|our|are|were|give)\s+)"
+    rf"(\d{{1,2}}|{'|'.join(_NUMBERS)})\s+[a-z]",
+    re.I,
+)
+
+
+def _top(question: str) -> int | None:
+    """How many documents an extreme asks for ("the three products with the lowest
+    flash points", "Which 5 sheets were revised most recently?", "the top 10"): a
+    count right after a question word, an article or "top" (not "class 3")."""
+    m = _TOP.search(main_clause(question))
+    if m is None:
+        return None
+    word = m.group(1).lower()
+    n = int(word) if word.isdigit() else _NUMBERS.index(word) + 2
+    return n if n > 1 else None
+
+
+def _sums(question: str, noun: str) -> bool:
+    """Whether the question asks the sum of the documents' amounts ("the total of all
+    invoices", "the sum over our invoices", "how much do they add up to")."""
+    return re.search(_SUM.format(noun=re.escape(noun)), question, re.I) is not None
+
+
+def _currency(question: str) -> str | None:
+    """The currency the question names by code, symbol or name ("in EUR", "in euros"),
+    which its extreme or sum is asked in; ``None`` if it names none."""
+    words = (w.strip(".,;:?!()'\"") for w in question.split())
+    return next((c for w in words if w and (c := currency_code(w))), None)
+
+
 _RECENCY = re.compile(r"\b(?:most\s+recent(?:ly)?|least\s+recent|latest|newest|oldest|earliest)\b")
 
 
@@ -379,7 +608,7 @@ def _collective(
         return True
     if subjects:
         return False
-    return collection_question(clause) or _extreme(question, props, ontology)
+    return collection_question(clause) or _extreme(question, props, ontology) or _sums(clause, noun)
 
 
 def _extreme(question: str, props: Sequence[PropertyDef], ontology: Ontology) -> bool:
@@ -401,8 +630,9 @@ def _names_property(words: Sequence[str], ontology: Ontology) -> bool:
 
 _EXTREME = (
     r"\b(?:(?:high|low|small|larg|great|bigg|hott|warm|cold|cool|strong|weak|few|old|new"
-    r"|lat|earli|dens|light|heavi)est|most|least|maximum|minimum)\b"
-)
+    r"|lat|earli|dens|light|heavi|cheap)est|most|least|maximum|minimum"
+    r"|(?:first|last)(?=\s*(?:[?.!,;:]|$)))\b"
+)  # "issued first?": in time, at the end of a clause ("first aid" is none)
 
 
 def _over_collection(
@@ -413,12 +643,47 @@ def _over_collection(
     bound = threshold(question)
     typed = _typed(props, ontology)
     quantity = tuple(p for p in props if p.name in typed)
-    if bound is not None and _quantity(quantity):
+    if (
+        bound is not None
+        and currency_code(bound.unit or "")
+        and _of_documents(quantity, question, ontology)
+    ):
+        quantity = _amount(ontology) or quantity  # "invoices over 500 EUR": their amount
+    dates = all(_kind(p.name, ontology) == "date" for p in quantity)
+    if bound is not None and _quantity(quantity) and not dates:  # years bound a date's span
         return "filter", bound, quantity[:1]
     direction = _direction(text, quantity, ontology) if quantity else None
     if direction is not None and _quantity(quantity) and re.search(_EXTREME, text):
         return direction[0], None, quantity[:1]
     return "filter", None, props
+
+
+def _of_documents(props: Sequence[PropertyDef], question: str, ontology: Ontology) -> bool:
+    """Whether a bound names no property of the documents themselves: none at all, or
+    only their parts' when the question names no part ("Which invoices cost more than
+    €500?" asks the invoices' amount, not a line's unit cost)."""
+    parts = set(document_model(ontology).part_classes())
+    if any(_local(p.domain or "") not in parts for p in props):
+        return False
+    words = {
+        t
+        for c in ontology.classes()
+        if c.name in parts
+        for lab in (c.label, *c.alt_labels)
+        for t in tokens(lab)
+    }
+    return not words & set(tokens(question))
+
+
+def _kind(name: str, ontology: Ontology) -> str | None:
+    return ontology.value_kind(name) if isinstance(ontology, OntologyMatching) else None
+
+
+def _amount(ontology: Ontology) -> tuple[PropertyDef, ...]:
+    """The subject's amount (``DocumentModel.amount``: an invoice's total), which a
+    bound in a currency that names no property is asked of ("invoices over 500 EUR")."""
+    name = document_model(ontology).amount
+    return tuple(p for p in ontology.properties() if p.name == name)
 
 
 _TYPED_KINDS = frozenset(["number", "date", "temperature", "range"])
@@ -579,7 +844,7 @@ def _parts_last(props: tuple[PropertyDef, ...], ontology: Ontology) -> tuple[Pro
     parts = set(document_model(ontology).part_classes())
     if not parts:
         return props
-    part = [p for p in props if (p.domain or "").rsplit("#", 1)[-1].rsplit("/", 1)[-1] in parts]
+    part = [p for p in props if _local(p.domain or "") in parts]
     own = tuple(p for p in props if p not in part)
     return own or tuple(part)
 

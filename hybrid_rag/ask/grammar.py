@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal
 
+from hybrid_rag.units import convert, currency_code
+
 __all__ = [
     "COMPARISON_WORDS",
     "DateSpan",
@@ -35,8 +37,8 @@ _MORE = (  # "above" / "below" make a comparison only with a number: see thresho
     r"higher|greater|larger|bigger|more|hotter|warmer|stronger|later|newer"
 )
 _LESS = (
-    r"lowest|minimum|smallest|least|fewest|coldest|coolest|weakest|earliest|oldest|"
-    r"lower|less|smaller|fewer|colder|cooler|weaker|earlier|older"
+    r"lowest|minimum|smallest|least|fewest|coldest|coolest|weakest|earliest|oldest|cheapest|"
+    r"lower|less|smaller|fewer|colder|cooler|weaker|earlier|older|cheaper"
 )
 # "issued first?", "expires last:": in time, at the end of a clause ("first aid" is none)
 _ORDER = ("first", "last")
@@ -99,48 +101,109 @@ _LESSER = (
     r"|shorter|slower|softer"
 )
 _NOT_COMPARATIVE = r"other|rather|either|neither|whether|further|together|after|under|over"
+_NEGATED_MORE = r"\b(?:no|not)\s+(?:more|higher|greater|larger|bigger|hotter|warmer|above|over)"
+_NEGATED_LESS = r"\b(?:no|not)\s+(?:less|lower|smaller|fewer|colder|cooler|below|under)"
 _ABOVE = (
+    rf"{_NEGATED_LESS}(?:\s+than)?|"  # "no lower than 60 °C": at or above
     r"above|over|greater\s+than|more\s+than|higher\s+than|exceeding|exceeds?|at\s+least|>=?"
     rf"|\b(?:(?!(?:{_LESSER}|{_NOT_COMPARATIVE})\b)[a-z]{{2,}}er|more\s+[a-z]+)\s+than"
 )  # "denser than 1.6 g/cm3", "more volatile than"
-_BELOW = rf"below|under|\b(?:{_LESSER}|less\s+[a-z]+)\s+than|at\s+most|<=?"
+_BELOW = (
+    rf"{_NEGATED_MORE}(?:\s+than)?|"  # "no higher than 60 °C", "not above": at or below
+    rf"below|under|\b(?:{_LESSER}|less\s+[a-z]+)\s+than|at\s+most|<=?"
+)
+_NUMBER = r"[-−]?\d+(?:[.,]\d+)?"
+_UNIT = (
+    r"(?:°|deg(?:rees?)?)?\s*(?:Fahrenheit|Celsius|Kelvin)\b|°\s*[CF]\b|deg(?:rees)?\s*[CF]\b|%"
+    r"|[A-Za-z/]+[0-9³²]?"
+)
 _BOUND = re.compile(
-    rf"(?:(?P<above>{_ABOVE})|(?P<below>{_BELOW}))\s*(?P<n>[-−]?\d+(?:[.,]\d+)?)\s*"
-    r"(?P<unit>°\s*[CF]\b|deg(?:rees)?\s*[CF]\b|%|[A-Za-z/]+[0-9³²]?)?",
+    rf"(?:(?P<above>{_ABOVE})|(?P<below>{_BELOW}))\s*(?P<sign>[$€£¥₹])?\s*"
+    rf"(?P<n>{_NUMBER})\s*(?P<unit>{_UNIT})?",
+    re.I,
+)
+
+
+_BETWEEN = re.compile(
+    rf"\bbetween\s+(?P<sign>[$€£¥₹])?\s*(?P<n>{_NUMBER})\s*(?P<u1>{_UNIT})?\s+and\s+"
+    rf"[$€£¥₹]?\s*(?P<m>{_NUMBER})\s*(?P<unit>{_UNIT})?",
     re.I,
 )
 
 
 @dataclass(frozen=True, slots=True)
 class Threshold:
-    """A numeric bound in a question: ``op`` ``>`` or ``<``, the number, its unit as written."""
+    """A numeric bound in a question: ``op`` ``>`` or ``<``, the number, its unit as
+    written; with ``upper``, a span ("between 20 and 60 °C": above ``value`` and below
+    ``upper``); ``inclusive`` for one the number itself meets ("at least 300 °C", "no
+    higher than 60 °C")."""
 
     op: Literal[">", "<"]
     value: float
     unit: str | None = None
+    upper: float | None = None
+    inclusive: bool = False
 
     def in_celsius(self) -> float:
-        """The bound in °C when it was written in °F (else unchanged)."""
-        if self.unit and self.unit.replace(" ", "").upper().endswith("F") and "°" in self.unit:
-            return (self.value - 32) * 5 / 9
-        return self.value
+        """The bound in °C when it was written in °F or K (else unchanged)."""
+        converted = convert(self.value, self.unit, "°C")
+        return self.value if converted is None else converted
 
     def holds(self, number: float, *, unit: str | None) -> bool:
-        """Whether ``number`` (in ``unit``; °C for temperatures) satisfies the bound."""
-        bound = self.in_celsius() if unit == "°C" else self.value
+        """Whether ``number`` (in ``unit``) satisfies the bound, the bound converted to
+        ``unit`` when both measure one quantity (°F or K to °C, kPa to mmHg)."""
+        converted = convert(self.value, self.unit, unit)
+        bound = self.value if converted is None else converted
+        if self.upper is not None:
+            high = convert(self.upper, self.unit, unit)
+            return bound < number < (self.upper if high is None else high)
+        if self.inclusive:
+            return number >= bound if self.op == ">" else number <= bound
         return number > bound if self.op == ">" else number < bound
+
+    def said(self) -> str:
+        """The bound in words ("above 60 °C", "between 20 and 60 °C")."""
+        unit = "" if not self.unit else self.unit if self.unit[0] in "°%" else f" {self.unit}"
+        if self.upper is not None:
+            return f"between {self.value:g} and {self.upper:g}{unit}"
+        if self.inclusive:
+            return f"{'at least' if self.op == '>' else 'at most'} {self.value:g}{unit}"
+        return f"{'above' if self.op == '>' else 'below'} {self.value:g}{unit}"
 
 
 def threshold(text: str) -> Threshold | None:
-    """The first numeric bound in ``text`` ("above 60 °C", "less than 7"), or ``None``."""
-    m = _BOUND.search(text)
+    """The first numeric bound in ``text`` ("above 60 °C", "less than 7", "between 20
+    and 60 °C"), or ``None``."""
+    span = _BETWEEN.search(text)
+    m = span or _BOUND.search(text)
     if m is None:
         return None
-    value = float(m.group("n").replace(",", ".").replace("−", "-"))
-    unit = (m.group("unit") or "").strip() or None
-    if unit and unit.lower().startswith("deg"):
-        unit = "°" + unit[-1].upper()
-    return Threshold(">" if m.group("above") else "<", value, unit)
+    value = _float(m.group("n"))
+    unit = (m.group("unit") or (m.group("u1") if span else "") or "").strip() or m.group("sign")
+    unit = _temperature_unit(unit) if unit else unit
+    unit = (currency_code(unit) or unit) if unit else None  # "500 euros", "€500": EUR
+    if span is not None:
+        low, high = sorted((value, _float(m.group("m"))))
+        return Threshold(">", low, unit, upper=high)
+    said = (m.group("above") or m.group("below") or "").lower()
+    inclusive = said.startswith(("no", "at", ">=", "<="))  # "no higher than", "at least"
+    return Threshold(">" if m.group("above") else "<", value, unit, inclusive=inclusive)
+
+
+def _temperature_unit(unit: str) -> str:
+    """A temperature's unit as written in words or with "deg" ("degrees Fahrenheit",
+    "deg C", "Celsius") as a symbol (°F, °C, K); any other unit as it is."""
+    words = unit.lower().replace("°", " ").split()
+    last = words[-1] if words else ""
+    if last in ("fahrenheit", "celsius"):
+        return "°" + last[0].upper()
+    if last == "kelvin":
+        return "K"
+    return "°" + unit[-1].upper() if unit.lower().startswith("deg") else unit
+
+
+def _float(text: str) -> float:
+    return float(text.replace(",", ".").replace("−", "-"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +257,8 @@ def date_span(text: str, *, asked_date: bool) -> DateSpan | None:
     """
     if not asked_date and not _DATE_VERB.search(text):
         return None
+    if (between := _BETWEEN_DATES.search(text)) is not None:
+        return _between(between)
     m = _SPAN.search(text)
     if m is None:
         return None
@@ -214,6 +279,25 @@ def date_span(text: str, *, asked_date: bool) -> DateSpan | None:
     elif rel in ("until", "by"):
         start = float("-inf")
     return DateSpan(start, end, m.group(0).strip())
+
+
+_BETWEEN_DATES = re.compile(
+    rf"\b(?:between|from)\s+(?:(?P<m1>{_MONTH})\s+)?(?P<y1>(?:19|20)\d{{2}})\s+"
+    rf"(?:and|to|until|through)\s+(?:(?P<m2>{_MONTH})\s+)?(?P<y2>(?:19|20)\d{{2}})\b",
+    re.I,
+)
+
+
+def _between(m: re.Match[str]) -> DateSpan | None:
+    """The span from the first month or year to the end of the second ("between 2020 and
+    2022": 2020-01-01 up to 2023-01-01)."""
+    m1, m2 = _month(m.group("m1")), _month(m.group("m2"))
+    y1, y2 = int(m.group("y1")), int(m.group("y2"))
+    first = date(y1, m1 or 1, 1)
+    last = date(y2 + (m2 == 12), m2 % 12 + 1, 1) if m2 else date(y2 + 1, 1, 1)
+    if last <= first:
+        return None
+    return DateSpan(float((first - _EPOCH).days), float((last - _EPOCH).days), m.group(0))
 
 
 def _month(word: str | None) -> int | None:

@@ -14,9 +14,12 @@ from hybrid_rag._workers import Workers
 from hybrid_rag.ask._aggregate import NO_MODEL, Grouped
 from hybrid_rag.ask._collection import (
     asked_phrases,
+    every_document,
     labels_only,
     left_out,
     members,
+    stated_props,
+    stating,
     without_concepts,
 )
 from hybrid_rag.ask._collection_words import question_codes, search_roots
@@ -182,6 +185,7 @@ async def run_kg_chain(
         scope = [d for d in scope if d not in analysis.others_of]
     if analysis.collection and analysis.kind_label:  # "Which liquids ...?"
         scope = [d for d in scope if d in analysis.kind_set]
+        template = template or _model_template(ontology, document_model(ontology).kinds)
     loose = analysis.set_loose and template and not analysis.concepts  # a concept: the set
     if analysis.collection and analysis.named_set and not loose:
         scope = [d for d in analysis.named_set if d in scope]  # "How many zinc compounds?"
@@ -191,12 +195,30 @@ async def run_kg_chain(
             analysis, graph=graph, ontology=ontology, scope=scope, llm=llm,
             result=result, workers=workers, deadline=deadline,
         )  # fmt: skip
+    if every_document(analysis):  # "How many invoices do we hold?"
+        template = _naming_template(ontology)
+    first = analysis.also if analysis.intent in ("min", "max") else ()
+    if template is not None and analysis.collection and first:  # "the class 3 product
+        met = await _meeting(first, graph=graph, scope=scope, result=result, workers=workers,
+                             ontology=ontology)  # fmt: skip
+        scope = sorted({f.doc_id for f in met})  # with the lowest ...": among class 3
     if template is not None and analysis.collection:  # precision first: members only
         await _collect(template, "template", analysis, graph=graph, scope=scope,
                        result=result, workers=workers)  # fmt: skip
         if not result.facts and not result.errors and (coded := _asked_values(analysis)):
             await _collect(coded, "broadened", analysis, graph=graph, scope=scope,
                            result=result, workers=workers)  # fmt: skip
+        if analysis.also and result.facts and not result.errors:
+            kept = sorted({f.doc_id for f in result.facts})
+            met = await _meeting(analysis.also, graph=graph, scope=kept, result=result,
+                                 workers=workers, ontology=ontology)  # fmt: skip
+            both = {f.doc_id for f in met}
+            result.facts = [f for f in [*result.facts, *met] if f.doc_id in both]
+        named = {f.doc_id for f in result.facts}
+        if every_document(analysis) and not result.errors and len(named) < len(scope):
+            unnamed = [d for d in scope if d not in named]  # no name read: any of its facts
+            await _collect(fact_query([], lean=True), "broadened", analysis, graph=graph,
+                           scope=unnamed, result=result, workers=workers)  # fmt: skip
         if result.facts or result.errors or llm is None:
             return _finished(result, ontology)
         template = None  # no phrase of the question matched: the model writes SPARQL
@@ -353,8 +375,12 @@ def _stated(
 
 def _naming_template(ontology: Ontology) -> str | None:
     """The values that name each document's subject (its name, its synonyms)."""
-    naming = set(document_model(ontology).naming)
-    iris = [p.iri for p in ontology.properties() if p.name in naming]
+    return _model_template(ontology, document_model(ontology).naming)
+
+
+def _model_template(ontology: Ontology, names: Sequence[str]) -> str | None:
+    """The values of a document model's properties (its naming or its kind ones)."""
+    iris = [p.iri for p in _of_model(ontology, names)]
     return fact_query(iris, lean=True) if iris else None
 
 
@@ -362,10 +388,14 @@ def _collection_template(a: QuestionAnalysis, ontology: Ontology) -> str | None:
     """Every document's facts a collection question can use: the asked quantity's for
     a bound or an extreme, else the values that hold a word of its phrases."""
     extra = _concept_properties(a, ontology) if a.concepts else []  # "... flammable liquids"
-    if a.threshold is not None or a.intent in ("min", "max"):
+    if a.threshold is not None or a.intent in ("min", "max") or a.summed or a.distinct:
         return fact_query([a.properties[0].iri, *extra], lean=True) if a.properties else None
     if a.intent == "lookup" and a.named_set:  # each named document's values
         return fact_query([p.iri for p in a.properties], lean=True)
+    if stating(a):  # "Which products have a flash point?": the asked values
+        return fact_query([p.iri for p in a.properties if p.name in stated_props(a)], lean=True)
+    if a.coded is not None:  # "DOT class 8": every value of the coded property
+        return fact_query([p.iri for p in a.properties if p.name == a.coded[0]], lean=True)
     if a.period is not None:  # the asked dates, or any date the documents state
         dates = [p.iri for p in a.properties if p.name in a.typed]
         if extra and dates:  # typed dates, and the values that state the concepts
@@ -533,6 +563,33 @@ async def _provenance(
             if (f := _row_fact(row)) is not None:
                 found.setdefault(row["fact"].value, f)
     return found
+
+
+async def _meeting(
+    parts: Sequence[QuestionAnalysis],
+    *,
+    graph: GraphStore,
+    scope: Sequence[str],
+    result: KGResult,
+    workers: Workers,
+    ontology: Ontology,
+) -> list[Fact]:
+    """The facts by which documents of ``scope`` meet every one of ``parts`` (the
+    further constraints of a question, ``QuestionAnalysis.also``), each collected over
+    the documents that met the ones before; its queries and errors go to ``result``."""
+    met: list[Fact] = []
+    docs = list(scope)
+    for part in parts:
+        template = _collection_template(part, ontology)
+        found = KGResult()
+        if template is not None and docs:
+            await _collect(template, "template", part, graph=graph, scope=docs,
+                           result=found, workers=workers)  # fmt: skip
+        result.attempts += found.attempts
+        result.errors += found.errors
+        docs = sorted({f.doc_id for f in found.facts})
+        met = [f for f in [*met, *found.facts] if f.doc_id in set(docs)]
+    return met
 
 
 @dataclass(frozen=True, slots=True)

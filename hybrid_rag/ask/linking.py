@@ -129,6 +129,19 @@ class SubjectIndex:
                 found[lab.doc_id] = None
         return list(found)
 
+    def shortest_names(self, words: Sequence[str]) -> dict[str, str]:
+        """``{doc_id: its shortest name that holds words in a row}`` for the documents
+        ``naming`` finds: what each is called by that name ("Sodium Chloride", "Sodium
+        Hydroxide" for "sodium")."""
+        want = tuple(_singular(w) for w in words if w not in STOPWORDS)
+        found = set(self.naming(words))
+        out: dict[str, str] = {}
+        for lab in self._labels:
+            holds = lab.doc_id in found and in_row(tuple(map(_singular, lab.order)), want)
+            if holds and (lab.doc_id not in out or len(lab.label) < len(out[lab.doc_id])):
+                out[lab.doc_id] = lab.label
+        return out
+
     def supplied(self, words: Sequence[str]) -> list[str]:
         """Documents whose source's name (``with_sources``) holds ``words`` in a row,
         plurals as singulars, in index order."""

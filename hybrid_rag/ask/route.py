@@ -30,13 +30,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
 
+from hybrid_rag.ask._collection import every_document
 from hybrid_rag.ask._collection_words import collection_phrases, joined_codes
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView, analyse, pair_question
 from hybrid_rag.ask.grammar import creative_request, unsafe_request
 from hybrid_rag.ask.linking import HEAD_SHARE, SubjectMatch
 from hybrid_rag.models import ChatMessage
+from hybrid_rag.ontology import document_model
 from hybrid_rag.protocols import Ontology, OntologyMatching
 from hybrid_rag.text import STOPWORDS, tokens
+from hybrid_rag.units import currency_code
 
 __all__ = ["SCOPE_AS_SUBJECT", "OfflineRouter"]
 
@@ -205,8 +208,15 @@ def _collection_route(question: str, a: QuestionAnalysis, scope: ScopeView) -> Q
         reason = f"Not found: no document is about {unknown}."  # "Hazard Class 2B" is a value
         out = _direct(question, "out_of_scope", reason)
         return replace(out, missing=(unknown,), unlinked=(unknown,), collection=True)
-    if a.properties or a.period is not None or a.named_set or a.concepts:
-        return a
+    if (
+        a.properties
+        or a.period is not None
+        or a.named_set
+        or a.kind_noun
+        or every_document(a)
+        or a.concepts
+    ):
+        return a  # a kind noun ("liquids") is the store's to read (``kg.of_kind``)
     coded = {t for t in tokens(joined_codes(question)) if any(c.isdigit() for c in t)}
     if (_content_words(question) | coded) & scope.printed or _known_words(question, scope):
         return a
@@ -289,12 +299,16 @@ def _unknown_name(question: str, scope: ScopeView) -> str | None:
     """
     known = _ontology_words(scope.ontology) | _subject_words(scope) | STOPWORDS | _GRAMMAR
     known |= _property_words(scope.ontology) | scope.printed
+    question = _DEGREES.sub(" ", question)
     words = _WORD.findall(question)
+    priced = document_model(scope.ontology).amount is not None
     for i, w in enumerate(words):
         if i > 0 and _unknown_code(w, words[i - 1], known, scope.ontology):
             return _name_around(question, words, i)
         toks = [t for t in tokens(w) if t.isalpha()]
         if i == 0 or not w[0].isupper() or not toks or any(_known(t, known) for t in toks):
+            continue
+        if priced and currency_code(w.strip(".,;:?!")):  # "in USD": a currency, no name
             continue
         return _name_around(question, words, i)
     return None
@@ -372,6 +386,12 @@ def _other_namesake(question: str, a: QuestionAnalysis, scope: ScopeView) -> str
 
 _STRENGTH = re.compile(r"\d[\d.,]*[a-z%]{0,2}")  # "70", "10n", "0.1m"; not "h2so4"
 _WORD = re.compile(r"[\w%][\w%.,'/-]*")
+_DEGREES = re.compile(
+    r"[°º]\s*[CFK]\b|(?<=\d)\s*(?:deg(?:rees)?\s*)?[FK]\b"
+    r"|(?:\bdegrees?\s+)?\b(?:Fahrenheit|Celsius|Kelvin)\b",
+    re.I,
+)
+"""A temperature's unit ("100 °F", "500 K"): no name."""
 _BREAK = re.compile(r"[;:()\[\]\"'\u2018\u2019\u201c\u201d]")  # between words: a new name
 
 

@@ -363,9 +363,12 @@ class Supervisor:
 
     async def _of_kind(self, a: QuestionAnalysis, scope: list[str]) -> QuestionAnalysis:
         """``a`` asked of the documents of the kind its set's noun says, when some
-        document's kind property holds it (``kg.of_kind``); else as it is."""
+        document's kind property holds it (``kg.of_kind``; of a named set's documents,
+        one of those); else as it is."""
         p, noun = self.parts, a.kind_noun or ""
-        kind = await p.workers.run(partial(of_kind, p.graph, p.ontology, scope, noun))
+        named = set(a.named_set)  # "Which Libman products are liquids?": of those
+        docs = [d for d in scope if d in named] if named else scope
+        kind = await p.workers.run(partial(of_kind, p.graph, p.ontology, docs, noun))
         if kind is None:
             return a
         docs, label, word = kind

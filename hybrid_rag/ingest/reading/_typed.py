@@ -16,25 +16,14 @@ from datetime import date
 from functools import lru_cache
 
 from hybrid_rag._vocab import DATE_UNIT
+from hybrid_rag.units import CURRENCY_CODES, CURRENCY_SYMBOLS
 
 __all__ = ["CURRENCY", "DATE_UNIT", "currency_of", "parse_amount", "parse_date", "to_number"]
 
 
 _EPOCH = date(1970, 1, 1)
-# ISO 4217 codes and the symbols printed for the most used currencies
-_SYMBOLS = {
-    "$": "USD", "US$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", "Rs": "INR",
-    "Rs.": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "R$": "BRL", "zł": "PLN",
-    "Kč": "CZK", "Fr.": "CHF", "CHF": "CHF", "A$": "AUD", "C$": "CAD", "HK$": "HKD",
-    "S$": "SGD", "kr": "SEK",
-}  # fmt: skip
-_CODES = frozenset(
-    re.findall(
-        r"[A-Z]{3}",
-        "USD EUR GBP JPY INR CNY CHF CAD AUD NZD SEK NOK DKK PLN CZK HUF BRL MXN ZAR SGD HKD "
-        "KRW RUB TRY AED SAR ILS THB IDR MYR PHP",
-    )
-)
+_SYMBOLS = CURRENCY_SYMBOLS
+_CODES = CURRENCY_CODES
 CURRENCY = "|".join(re.escape(s) for s in sorted([*_SYMBOLS, *_CODES], key=len, reverse=True))
 _NUM = r"[-−]?\d{1,3}(?:[.,'\u00a0\u202f]\d{3})+(?:[.,]\d{1,2})?(?!\d)|[-−]?\d+(?:[.,]\d+)?"
 _AMOUNT = re.compile(
@@ -87,7 +76,8 @@ def parse_amount(text: str) -> tuple[float, str] | None:
 
 _NUMERIC_DATE = re.compile(r"(?<![\d.,/])(\d{1,4})([./-])(\d{1,2})\2(\d{2,4})(?![\d/]|[.,]\d)")
 _WORDY_DATE = re.compile(
-    r"(?<![\w])(?:(?P<d1>\d{1,2})(?:st|nd|rd|th)?\.?\s+(?P<m1>[^\W\d_]{3,}\.?)\s+(?P<y1>\d{4})"
+    r"(?<![\w])(?:(?P<d1>\d{1,2})(?:st|nd|rd|th)?\.?(?:\s+|-)(?P<m1>[^\W\d_]{3,}\.?)(?:\s+|-)"
+    r"(?P<y1>\d{4})"
     r"|(?P<m2>[^\W\d_]{3,}\.?)\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?\s*,?\s*(?P<y2>\d{4}))(?!\w)"
 )
 

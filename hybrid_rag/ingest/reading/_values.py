@@ -20,6 +20,7 @@ from hybrid_rag.ingest.reading._typed import (
     to_number,
 )
 from hybrid_rag.types import ExtractedFact
+from hybrid_rag.units import PRESSURE
 
 _UNAVAILABLE = (
     "noinformationavailable",
@@ -91,6 +92,7 @@ def parse_quantity(value: str, *, kind: str, unit: str | None) -> tuple[float | 
     if kind == "date":
         found = parse_date(value)
         return (float(found[0]), DATE_UNIT) if found else (None, None)
+    value = _ABOUT.sub(r"\1 ", value)  # "ca.1.35 g/cm3" is about 1.35, not the 20 °C after
     if kind == "temperature":
         return _parse_temperature(value)
     if kind == "range":
@@ -101,6 +103,9 @@ def parse_quantity(value: str, *, kind: str, unit: str | None) -> tuple[float | 
     return None, None
 
 
+_ABOUT = re.compile(r"\b(ca|approx|appr)\.(?=\d)", re.I)
+""""About" glued to its number ("ca.1.35"): the number is read only apart from it."""
+
 _OTHER_QUANTITY_FIRST = re.compile(
     r"^\W*[<>≤≥~]?\s*\d[\d.,]*\s*(?:[hk]?Pa|mbar|bar|mm\s?Hg|torr|psi|atm|%|ppm|[mk]?g/|mPa)",
     re.I,
@@ -110,11 +115,14 @@ the condition that quantity was measured at, not the property's value."""
 
 
 def _parse_temperature(value: str) -> tuple[float | None, str | None]:
+    """The first °C temperature (else the first °F one, converted). A comma before
+    three digits groups thousands ("1,330 °C (2,426 °F)" is 1330 °C, not 1.33; no sheet
+    prints a temperature to a thousandth of a degree); "12,5 °C" is 12.5."""
     if _OTHER_QUANTITY_FIRST.search(value):
         return None, None
     fahrenheit: float | None = None
     for m in _TEMP.finditer(value):
-        num = _to_float(m.group("a"))
+        num = to_number(m.group("a"))
         if num is None:
             continue
         if m.group("u") == "C":
@@ -129,11 +137,8 @@ def _parse_temperature(value: str) -> tuple[float | None, str | None]:
 # other units a sheet prints a quantity in, per canonical unit: the factor to it
 
 _CONVERSIONS: dict[str, dict[str, float]] = {
-    "mmHg": {
-        "kPa": 7.50062, "hPa": 0.750062, "mbar": 0.750062, "Pa": 0.00750062,
-        "torr": 1.0, "mm Hg": 1.0, "atm": 760.0, "psi": 51.7149, "bar": 750.062,
-    },
-}  # fmt: skip
+    "mmHg": {u: f for u, f in PRESSURE.factors.items() if u != "mmHg"},
+}
 
 
 def _parse_number(value: str, unit: str | None) -> tuple[float | None, str | None]:
