@@ -41,7 +41,7 @@ from _bench import meta, stats, write_json  # noqa: E402
 
 from hybrid_rag import HybridRAG  # noqa: E402
 from hybrid_rag.ingest._writes import graph_triples  # noqa: E402
-from hybrid_rag.ingest.triples import doc_local_name  # noqa: E402
+from hybrid_rag.ingest.triples import doc_local_name, with_term_index  # noqa: E402
 from hybrid_rag.models import Chunk  # noqa: E402
 from hybrid_rag.rdf import Term, Triple  # noqa: E402
 
@@ -80,12 +80,15 @@ def _copy(src: HybridRAG, dst: HybridRAG, copies: int) -> dict[str, Any]:
     t = time.perf_counter()
     docs = src.documents()
     for info in docs:
-        triples = graph_triples(src.graph, info.doc_id)
+        triples = with_term_index(info.doc_id, graph_triples(src.graph, info.doc_id))
         chunks, vectors = src.vectors.export(info.doc_id)  # type: ignore[attr-defined]
         for k in range(copies):
             new = info.doc_id if k == 0 else f"{info.doc_id}-c{k:02d}"
             dst.graph.replace(new, _renamed_triples(triples, info.doc_id, new))
             dst.vectors.replace(new, _renamed_chunks(list(chunks), info.doc_id, new), vectors)
+            if k == 0:  # the source's own entry: an ingest of its file skips it
+                dst.catalog.put(info)
+                continue
             digest = hashlib.sha256(f"{info.content_hash}{k}".encode()).hexdigest()
             update = {"doc_id": new, "content_hash": digest, "source": f"{info.source}#copy{k}"}
             dst.catalog.put(info.model_copy(update=update))

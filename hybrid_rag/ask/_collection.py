@@ -39,7 +39,18 @@ from hybrid_rag.ask.grammar import Threshold
 from hybrid_rag.models import Fact
 from hybrid_rag.text import participle, stem, tokens, word_key
 
-__all__ = ["MAX_CLAUSE", "SHOWN", "Valued", "asked_phrases", "collection_answer", "members"]
+__all__ = [
+    "MAX_CLAUSE",
+    "SHOWN",
+    "Valued",
+    "asked_phrases",
+    "by_phrase",
+    "checks_codes",
+    "collection_answer",
+    "members",
+    "phrase_members",
+    "with_every_code",
+]
 
 MAX_CLAUSE = 14
 """The most words (numbers apart) a clause of a value may have to state what a filter
@@ -67,6 +78,7 @@ class Valued(Protocol):
 
 
 V = TypeVar("V", bound=Valued)
+W = TypeVar("W", bound=Valued)
 
 
 def asked_phrases(
@@ -101,7 +113,37 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
         return _dated_members(a, stated)
     if a.named_set and not collection_phrases(a.question, a.kind_words):
         return _named_members(a, stated)
-    ids = [w for words, _whole in collection_phrases(a.question) for w in words if identifier(w)]
+    found = phrase_members(a, stated)
+    return with_every_code(a, found, stated) if checks_codes(a) else found
+
+
+def by_phrase(a: QuestionAnalysis) -> bool:
+    """Whether ``members`` reads the question's phrases in the values (``phrase_members``)
+    rather than a lookup of a named set, a bound, an extreme, a span of dates or the
+    names of a set."""
+    if a.intent == "lookup" and a.named_set:
+        return False
+    if a.threshold is not None or a.intent in ("min", "max") or a.period is not None:
+        return False
+    return not (a.named_set and not collection_phrases(a.question, a.kind_words))
+
+
+def checks_codes(a: QuestionAnalysis) -> bool:
+    """Whether a phrase's members are kept only in the documents that print every code
+    the question gives (``with_every_code``): when it gives a code and no identifier."""
+    return bool(question_codes(a.question)) and not _identifiers(a)
+
+
+def _identifiers(a: QuestionAnalysis) -> list[str]:
+    return [w for words, _whole in collection_phrases(a.question) for w in words if identifier(w)]
+
+
+def phrase_members(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
+    """The stated values that say what the question's phrases ask (``members`` without
+    the check of every code per document, ``with_every_code``): a pure function of each
+    value, its property and the values beside it, so it may be read on the distinct
+    values of many documents."""
+    ids = _identifiers(a)
     if ids:  # an identifier identifies: the values that print every one the question gives
         patterns = [code_pattern(w) for w in dict.fromkeys(ids)]
         return [f for f in stated if any(_prints(c, patterns) for c in _clauses(f.value))]
@@ -117,7 +159,7 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
     found = found if score[0] else _best_phrase(a, stated, loose=True)[1]
     if not found and own:  # "whose primary DOT hazard class is 6.1": the asked value's code
         found = _coded(a, own)
-    return _with_every_code(a, found, stated)
+    return found
 
 
 def _coded(a: QuestionAnalysis, own: Sequence[V]) -> list[V]:
@@ -174,12 +216,12 @@ def _named_members(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
     return [first[d] for d in a.named_set if d in first]
 
 
-def _with_every_code(a: QuestionAnalysis, found: list[V], stated: Sequence[V]) -> list[V]:
+def with_every_code(a: QuestionAnalysis, found: Sequence[W], stated: Sequence[V]) -> list[W]:
     """The members whose documents print every code the question gives, each in some
     value ("class 5.1 ... with a 6.1 subsidiary risk": both, in two facts)."""
     codes = question_codes(a.question)
     if not codes:
-        return found
+        return list(found)
     patterns = [code_pattern(c) for c in codes]
     values: dict[str, list[str]] = {}
     for f in stated:

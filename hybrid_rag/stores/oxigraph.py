@@ -18,6 +18,10 @@ binds ~N solutions, so that plan costs ~N^2 (seconds at a thousand documents). I
   kept) into an in-memory store that holds nothing else, and the query runs there on the
   union default graph: linear in the scope's triples, and no other graph exists to be
   read. The copy is reused while no write happened (the last ``_COPY_CACHE`` scopes);
+* a query that reads only inside ``GRAPH ?g`` (``hybrid_rag._per_graph``) over such a
+  scope is not copied: it runs on the whole store with ``VALUES ?g { <scoped graphs> }``
+  first in its WHERE group, so ``?g`` binds the scoped graphs only (linear, and nothing
+  of another graph reaches a row);
 * smaller scopes use the per-graph dataset directly.
 
 On disk, the first two read the in-memory mirror of the whole store once it has loaded
@@ -46,6 +50,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from hybrid_rag import _vocab
 from hybrid_rag._checks import check_doc_id, check_scope, check_triples, is_doc_id
+from hybrid_rag._per_graph import graph_variable, with_graph_values
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
 from hybrid_rag.sparql import validate_query
@@ -318,6 +323,9 @@ class OxigraphGraphStore(Closing):
             if result is not None:
                 return result
         if len(graphs) >= _COPY_MIN_GRAPHS:
+            if (per := graph_variable(sparql)) is not None:  # the scope said in the query
+                scoped = with_graph_values(sparql, per.var, graphs)
+                return _execute(source, scoped, graphs, union=True, path=self._path)
             return _execute(self._scope_copy(source, graphs), sparql, graphs, union=True)
         return _execute(db, sparql, graphs, path=self._path)
 

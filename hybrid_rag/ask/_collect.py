@@ -1,0 +1,425 @@
+"""A question about the whole collection, read from the graph with the work in the engine.
+
+``hybrid_rag.ask._collection`` decides which facts make a document a member; this module
+reads them, asking the store for as little as that decision needs:
+
+* **Phrases** ("classified as Eye Irritation Category 2B"): the values that hold a term
+  of the question are found through the term index (``hybrid_rag._terms``), a look-up,
+  not a scan; a graph written before the index is scanned (``CONTAINS``) and its rows
+  kept exactly as the index would. Membership of a phrase is a function of a value and
+  its property, so the engine returns each distinct (property, value) once, not every
+  document's copy; the members' facts are then read by their values, with their
+  provenance, in one query (``VALUES (?prop ?value)``).
+* **Bounds** ("melt above 1500 °C"): each document's first stated number of the asked
+  property (the lowest page; on it, the first the extractor read) is found in the
+  engine (``FILTER NOT EXISTS`` a lower page), and only the documents whose first page
+  holds a number past the bound (loosened to cover a conversion of °F) come back; the
+  exact test (``_typed_members``) runs on those rows. **Extremes** read the first
+  numbers; **dates** are filtered to the asked span in the engine.
+* Every query reads inside ``GRAPH ?g`` only (``hybrid_rag._per_graph``), so a store may
+  say a large scope inside the query instead of listing its graphs as the dataset
+  (oxigraph: no copy of the scope; HANA: no megabytes of ``FROM``).
+
+Rows are read in one order, whatever the engine's: by document, page, then the order
+in which the extractor read the facts (``position``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+from hybrid_rag._terms import INDEX_VERSION, TERM, TERM_INDEX, scan_strings, value_terms
+from hybrid_rag._vocab import HR, RDFS_LABEL
+from hybrid_rag._workers import Workers
+from hybrid_rag.ask._collection import (
+    by_phrase,
+    checks_codes,
+    members,
+    phrase_members,
+    with_every_code,
+)
+from hybrid_rag.ask._kg_rows import (
+    KGResult,
+    Stored,
+    position,
+    row_fact,
+    run_query,
+    stored_value,
+)
+from hybrid_rag.ask.analysis import QuestionAnalysis
+from hybrid_rag.ask.grammar import DateSpan, Threshold
+from hybrid_rag.models import ChainError, Fact
+from hybrid_rag.protocols import GraphStore
+from hybrid_rag.rdf import Term, iri, literal
+
+__all__ = [
+    "QUERY_CHARS",
+    "Scan",
+    "collect",
+    "first_numbers_query",
+    "pairs_query",
+    "stated_values",
+    "unindexed_query",
+    "values_query",
+]
+
+T = TypeVar("T")
+
+QUERY_CHARS = 60_000
+"""The longest ``VALUES`` block one query carries (members by value, facts by IRI); more
+are read in several queries (validation refuses queries over 100,000 characters)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """What a collection question reads of every document in scope.
+
+    Attributes:
+        props: property IRIs the facts must have (empty: any).
+        terms: index terms one of which the value must hold (empty: any value).
+        bound: read each document's first stated number, kept where it may pass this.
+        extreme: read each document's first stated number (``"min"``/``"max"``).
+        period: only the stated dates in this span.
+    """
+
+    props: tuple[str, ...] = ()
+    terms: tuple[str, ...] = ()
+    bound: Threshold | None = None
+    extreme: Literal["min", "max"] | None = None
+    period: DateSpan | None = None
+
+
+# --- queries (GRAPH ?g only; every input escaped by construction) -------------------
+
+_LEAN = "?g ?fact ?doc ?prop ?value ?status ?number ?unit ?page"
+_FULL = "?g ?fact ?doc ?subject ?label ?prop ?value ?status ?number ?unit ?page ?chunk ?quote"
+_ABOUT = [
+    f"?fact <{HR}property> ?prop ; <{HR}status> ?status ; <{HR}doc> ?doc ; <{HR}page> ?page .",
+    f"OPTIONAL {{ ?fact <{HR}number> ?number }}",
+    f"OPTIONAL {{ ?fact <{HR}unit> ?unit }}",
+]
+_PROVENANCE = [
+    f"?fact a <{HR}Fact> ; <{HR}subject> ?subject ; <{HR}property> ?prop ; <{HR}value> ?value ;",
+    f"      <{HR}status> ?status ; <{HR}doc> ?doc ; <{HR}page> ?page ; <{HR}quote> ?quote .",
+    f"?subject <{RDFS_LABEL}> ?label .",
+    f"OPTIONAL {{ ?fact <{HR}number> ?number }}",
+    f"OPTIONAL {{ ?fact <{HR}unit> ?unit }}",
+    f"OPTIONAL {{ ?fact <{HR}chunk> ?chunk }}",
+]
+_STATED = 'FILTER(?status = "stated")'
+
+
+def _in_graphs(select: str, lines: Iterable[str], *, distinct: bool = False) -> str:
+    body = "\n".join(f"    {line}" for line in lines)
+    head = f"SELECT {'DISTINCT ' if distinct else ''}{select}"
+    return f"{head} WHERE {{\n  GRAPH ?g {{\n{body}\n  }}\n}}"
+
+
+def _values(var: str, terms: Iterable[Term]) -> str:
+    return f"VALUES ?{var} {{ {' '.join(t.n3() for t in terms)} }}"
+
+
+def _matching(props: Sequence[str], terms: Sequence[str], scan: Sequence[str]) -> list[str]:
+    """The patterns that find a fact by its property and its value's terms (look-up) or
+    strings (scan), the value bound first."""
+    lines = [_values("prop", map(iri, props))] if props else []
+    if terms:
+        lines += [_values("term", map(literal, terms)), f"?fact <{TERM}> ?term ."]
+    lines.append(f"?fact <{HR}value> ?value .")
+    if scan:
+        either = " || ".join(f"CONTAINS(LCASE(STR(?value)), {literal(s).n3()})" for s in scan)
+        lines.append(f"FILTER({either})")
+    return lines
+
+
+def values_query(
+    props: Sequence[str] = (),
+    *,
+    terms: Sequence[str] = (),
+    scan: Sequence[str] = (),
+    stated: bool = False,
+    period: DateSpan | None = None,
+) -> str:
+    """Lean rows (``_LEAN``) of the facts of ``props`` (any when empty) whose value holds
+    one of ``terms`` (index) or contains one of ``scan``; only stated ones, or only the
+    dates in ``period``, when asked."""
+    lines = [*_matching(props, terms, scan), *_ABOUT]
+    if stated or period is not None:
+        lines.append(_STATED)
+    if period is not None:
+        lines.append(_in_span(period))
+    return _in_graphs(_LEAN, lines, distinct=bool(terms))
+
+
+def _in_span(period: DateSpan) -> str:
+    """The filter of the typed dates in ``period`` (an open end is left out)."""
+    tests = ["BOUND(?number)", 'STR(?unit) = "date"']
+    if math.isfinite(period.start):
+        tests.append(f"?number >= {period.start!r}")
+    if math.isfinite(period.end):
+        tests.append(f"?number < {period.end!r}")
+    return f"FILTER({' && '.join(tests)})"
+
+
+def pairs_query(
+    props: Sequence[str] = (), *, terms: Sequence[str] = (), scan: Sequence[str] = ()
+) -> str:
+    """Each distinct (property, value) of the stated facts ``values_query`` finds."""
+    lines = [
+        *_matching(props, terms, scan),
+        f'?fact <{HR}property> ?prop ; <{HR}status> "stated" .',
+    ]
+    return _in_graphs("?prop ?value", lines, distinct=True)
+
+
+def first_numbers_query(prop: str, *, bound: Threshold | None = None) -> str:
+    """Lean rows of each document's stated numbers of ``prop`` on the lowest page that
+    states one; with a ``bound``, only of the documents where one of them may pass it
+    (the bound in the value's unit or in °C, so a number in either is kept)."""
+    lines = [
+        _values("prop", [iri(prop)]),
+        f"?fact <{HR}property> ?prop ; <{HR}status> ?status ; <{HR}number> ?number ;",
+        f"      <{HR}page> ?page ; <{HR}value> ?value ; <{HR}doc> ?doc .",
+        _STATED,
+        f"OPTIONAL {{ ?fact <{HR}unit> ?unit }}",
+        f'FILTER NOT EXISTS {{ ?f0 <{HR}property> ?prop ; <{HR}status> "stated" ;'
+        f" <{HR}number> ?n0 ; <{HR}page> ?p0 . FILTER(?p0 < ?page) }}",
+    ]
+    if bound is not None:
+        loose = (min if bound.op == ">" else max)(bound.value, bound.in_celsius())
+        lines.append(
+            f'FILTER EXISTS {{ ?f1 <{HR}property> ?prop ; <{HR}status> "stated" ;'
+            f" <{HR}number> ?n1 ; <{HR}page> ?page . FILTER(?n1 {bound.op} {loose!r}) }}"
+        )
+    return _in_graphs(_LEAN, lines)
+
+
+def unindexed_query() -> str:
+    """The graphs in scope whose facts carry no terms (written before the index)."""
+    lines = [
+        f"?s <{RDFS_LABEL}> ?label .",
+        f"FILTER NOT EXISTS {{ ?x <{TERM_INDEX}> {literal(INDEX_VERSION).n3()} }}",
+    ]
+    return _in_graphs("?g", lines, distinct=True)
+
+
+def _members_query(pairs: Sequence[tuple[Term, Term]]) -> str:
+    rows = " ".join(f"({p.n3()} {v.n3()})" for p, v in pairs)
+    return _in_graphs(_FULL, [f"VALUES (?prop ?value) {{ {rows} }}", *_PROVENANCE, _STATED])
+
+
+def _provenance_query(facts: Sequence[str]) -> str:
+    return _in_graphs(_FULL, [_values("fact", map(iri, facts)), *_PROVENANCE])
+
+
+def _batches(items: Sequence[T], size: Callable[[T], int]) -> list[list[T]]:
+    """``items`` cut so that the text of each batch stays under ``QUERY_CHARS``."""
+    out: list[list[T]] = []
+    used = QUERY_CHARS
+    for item in items:
+        n = size(item) + 8
+        if used + n > QUERY_CHARS:
+            out.append([])
+            used = 0
+        out[-1].append(item)
+        used += n
+    return out
+
+
+# --- reading -----------------------------------------------------------------------
+
+
+def _order(v: Stored) -> tuple[str, int, int]:
+    return (v.doc_id, v.page, position(v.fact) or 0)
+
+
+def stated_values(
+    graph: GraphStore, props: Sequence[str], doc_ids: Sequence[str], *, terms: Sequence[str] = ()
+) -> list[Stored]:
+    """Every stated value of ``props`` in ``doc_ids`` (holding one of ``terms``, when
+    given), in document, page and reading order: a look-up in the indexed graphs, a scan
+    of the others."""
+    if not props or not doc_ids:
+        return []
+    scope = list(doc_ids)
+    if not terms:
+        return _sorted_values(graph.query(values_query(props, stated=True), scope=scope).rows)
+    old_graphs = {
+        r["g"].value for r in graph.query(unindexed_query(), scope=scope).rows if "g" in r
+    }
+    old = [d for d in scope if graph.graph_iri(d) in old_graphs]
+    new = [d for d in scope if graph.graph_iri(d) not in old_graphs]
+    rows = (
+        list(graph.query(values_query(props, terms=terms, stated=True), scope=new).rows)
+        if new
+        else []
+    )
+    if old:
+        scan = values_query(props, scan=scan_strings(terms), stated=True)
+        rows += _holding(graph.query(scan, scope=old).rows, terms)
+    return _sorted_values(rows)
+
+
+def _sorted_values(rows: Iterable[dict[str, Term]]) -> list[Stored]:
+    return sorted((v for row in rows if (v := stored_value(row)) is not None), key=_order)
+
+
+def _holding(rows: Iterable[dict[str, Term]], terms: Sequence[str]) -> list[dict[str, Term]]:
+    """The scanned rows whose value holds one of ``terms`` (what the index finds)."""
+    wanted = set(terms)
+    return [r for r in rows if "value" in r and wanted & value_terms(r["value"].value)]
+
+
+class _Failed(Exception):
+    """A query failed; its error is recorded in the chain's result."""
+
+
+# --- the flow ----------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    """One collection question's store calls, errors recorded in ``result``."""
+
+    origin: str
+    graph: GraphStore
+    result: KGResult
+    workers: Workers
+    unindexed: set[str] | None = None
+
+    async def rows(self, sparql: str, scope: Sequence[str]) -> list[dict[str, Term]]:
+        if not scope:
+            return []
+        res = await run_query(sparql, self.origin, graph=self.graph, scope=scope,
+                              result=self.result, workers=self.workers, facts=False)  # fmt: skip
+        if res is None:
+            raise _Failed
+        return list(res.rows)
+
+    async def split(self, scope: Sequence[str]) -> tuple[list[str], list[str]]:
+        """``(indexed, unindexed)`` documents of ``scope``; the graphs without the index
+        are asked for once (a later scope is a part of the first)."""
+        if self.unindexed is None:
+            res = await self.rows(unindexed_query(), scope)
+            self.unindexed = {r["g"].value for r in res if "g" in r}
+        old_graphs = self.unindexed
+        old = [d for d in scope if self.graph.graph_iri(d) in old_graphs]
+        gone = set(old)
+        return [d for d in scope if d not in gone], old
+
+    async def pool(self, scan: Scan, scope: Sequence[str], *, pairs: bool) -> list[dict[str, Term]]:
+        """The rows (or distinct pairs) of the facts ``scan`` finds: the indexed graphs
+        by look-up, the others by a scan kept to what the index would find."""
+        make = pairs_query if pairs else _stated_rows
+        if not scan.terms:
+            return await self.rows(make(scan.props), scope)
+        new, old = await self.split(scope)
+        rows = await self.rows(make(scan.props, terms=scan.terms), new)
+        if old:
+            scanned = await self.rows(make(scan.props, scan=scan_strings(scan.terms)), old)
+            rows += _holding(scanned, scan.terms)
+        return rows
+
+    async def facts(self, wanted: Sequence[str], scope: Sequence[str]) -> dict[str, Fact]:
+        """The facts (with provenance) of the given fact IRIs."""
+        found: dict[str, Fact] = {}
+        for batch in _batches(list(dict.fromkeys(wanted)), len):
+            for row in await self.rows(_provenance_query(batch), scope):
+                if (f := row_fact(row)) is not None:
+                    found.setdefault(row["fact"].value, f)
+        return found
+
+
+def _stated_rows(
+    props: Sequence[str] = (), *, terms: Sequence[str] = (), scan: Sequence[str] = ()
+) -> str:
+    return values_query(props, terms=terms, scan=scan, stated=True)
+
+
+async def collect(
+    scan: Scan,
+    origin: str,
+    a: QuestionAnalysis,
+    *,
+    graph: GraphStore,
+    scope: Sequence[str],
+    result: KGResult,
+    workers: Workers,
+) -> None:
+    """Add a collection question's members to ``result.facts`` (see the module
+    docstring); a failing store leaves an error, never a partial list."""
+    run = _Run(origin, graph, result, workers)
+    try:
+        if by_phrase(a) and not (scan.bound or scan.extreme or scan.period):
+            facts = await _by_phrase(run, scan, a, scope)
+        else:
+            facts = await _by_rows(run, scan, a, scope)
+    except _Failed:
+        if not result.errors:
+            message = "the store failed while reading the members"
+            result.errors.append(ChainError(chain="kg", kind="StoreError", message=message))
+        return
+    result.facts.extend(facts)
+
+
+async def _by_rows(run: _Run, scan: Scan, a: QuestionAnalysis, scope: Sequence[str]) -> list[Fact]:
+    """Members decided on lean rows, then their provenance."""
+    if scan.bound is not None or scan.extreme is not None:
+        rows = await run.rows(first_numbers_query(scan.props[0], bound=scan.bound), scope)
+    elif scan.period is not None:
+        rows = await run.rows(values_query(scan.props, period=scan.period), scope)
+    elif scan.terms:
+        rows = await run.pool(scan, scope, pairs=False)
+    else:
+        rows = await run.rows(values_query(scan.props), scope)
+    chosen = members(a, _sorted_values(rows))
+    found = await run.facts([v.fact for v in chosen], scope)
+    return [found[v.fact] for v in chosen if v.fact in found]
+
+
+@dataclass(frozen=True, slots=True)
+class _Pair:
+    """A distinct (property, value) of the pool, as membership reads a value."""
+
+    prop: Term
+    term: Term
+    predicate: str
+    value: str
+    doc_id: str = ""
+    number: float | None = None
+    unit: str | None = None
+    status: str = "stated"
+
+
+async def _by_phrase(
+    run: _Run, scan: Scan, a: QuestionAnalysis, scope: Sequence[str]
+) -> list[Fact]:
+    """Members of a phrase: decided on the distinct (property, value) pairs, read by
+    their values, then (when the question gives codes) kept in the documents that print
+    every code."""
+    pairs = {
+        (r["prop"], r["value"]): _Pair(
+            r["prop"], r["value"], _local(r["prop"].value), r["value"].value
+        )
+        for r in await run.pool(scan, scope, pairs=True)
+        if "prop" in r and "value" in r
+    }
+    chosen = phrase_members(a, list(pairs.values()))
+    facts: dict[str, Fact] = {}
+    for batch in _batches(chosen, lambda x: len(x.prop.value) + len(x.value)):
+        for row in await run.rows(_members_query([(x.prop, x.term) for x in batch]), scope):
+            if (f := row_fact(row)) is not None:
+                facts.setdefault(row["fact"].value, f)
+    found = sorted(facts.values(), key=lambda f: (f.doc_id, f.evidence.page, f.position or 0))
+    if not found or not checks_codes(a):
+        return found
+    docs = list(dict.fromkeys(f.doc_id for f in found))
+    values = _sorted_values(await run.pool(scan, docs, pairs=False))
+    return with_every_code(a, found, values)
+
+
+def _local(prop: str) -> str:
+    return prop.replace("#", "/").rsplit("/", 1)[-1]
