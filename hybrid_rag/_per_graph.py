@@ -16,14 +16,28 @@ whether a query has that shape (read on the parse the validator made); the two
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from hybrid_rag.errors import SparqlValidationError
+from hybrid_rag.rdf import SparqlResult
 from hybrid_rag.sparql import _analyse, _tokens, sparql_iri, sparql_literal
 
-__all__ = ["PerGraph", "graph_variable", "with_graph_filter", "with_graph_values"]
+__all__ = [
+    "VALUES_AT_MOST",
+    "PerGraph",
+    "graph_variable",
+    "listing_query",
+    "rows_from",
+    "scope_inside",
+    "with_graph_filter",
+    "with_graph_values",
+]
+
+VALUES_AT_MOST = 256
+"""The most graphs a remote store lists in ``VALUES ?g``; a larger scope is said as the
+store's base less the graphs outside it, when those are fewer (``scope_inside``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +75,7 @@ def _inside_graphs(node: Any, graph: str | None, found: set[str]) -> bool:
     while stack:
         item, inside = stack.pop()
         name = getattr(item, "name", None)
-        if name in _SUBQUERIES and item is not node:
+        if item is not node and _subquery(item, name):
             return False  # evaluated on its own, before a scope written outside it applies
         if name in ("Graph", "GraphGraphPattern"):
             term = dict.get(item, "term")
@@ -78,7 +92,12 @@ def _inside_graphs(node: Any, graph: str | None, found: set[str]) -> bool:
     return True
 
 
-_SUBQUERIES = ("ToMultiSet", "SubSelect", "SelectQuery")
+def _subquery(node: Any, name: str | None) -> bool:
+    """Whether an algebra (or, inside EXISTS, parse-tree) node is a sub-SELECT; an inline
+    ``VALUES`` block is ``ToMultiSet`` too, over ``values``, and is no subquery."""
+    if name == "ToMultiSet":
+        return getattr(dict.get(node, "p"), "name", None) != "values"
+    return name in ("SubSelect", "SelectQuery")
 
 
 def _has_triples(node: Any) -> bool:
@@ -100,16 +119,17 @@ def with_graph_values(sparql: str, var: str, graphs: Sequence[str]) -> str:
     return f"{sparql[: open_at + 1]}\n  VALUES ?{var} {{ {values} }}{sparql[open_at + 1 :]}"
 
 
-def with_graph_filter(sparql: str, var: str, *, base: str, excluded: Sequence[str]) -> str:
+def with_graph_filter(sparql: str, var: str, *, base: str | None, excluded: Sequence[str]) -> str:
     """The query with a FILTER last in its WHERE group that keeps the graphs whose IRI
-    starts with ``base`` and is none of ``excluded``.
+    starts with ``base`` (any, for ``None``) and is none of ``excluded``.
 
     Raises:
         SparqlValidationError: the query has no WHERE group.
     """
-    test = f"STRSTARTS(STR(?{var}), {sparql_literal(base)})"
+    tests = [] if base is None else [f"STRSTARTS(STR(?{var}), {sparql_literal(base)})"]
     if excluded:
-        test += f" && ?{var} NOT IN ({', '.join(sparql_iri(g) for g in excluded)})"
+        tests.append(f"?{var} NOT IN ({', '.join(sparql_iri(g) for g in excluded)})")
+    test = " && ".join(tests) or "true"
     _open_at, close_at = _where_group(sparql)
     return f"{sparql[:close_at]}  FILTER({test})\n{sparql[close_at:]}"
 
@@ -129,3 +149,48 @@ def _where_group(sparql: str) -> tuple[int, int]:
             if depth == 0:
                 return open_at, tok.start
     raise SparqlValidationError("no SELECT or ASK query with a WHERE group found")
+
+
+def listing_query(base: str) -> str:
+    """The named graphs whose IRI starts with ``base`` (``?g``)."""
+    return (
+        "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } "
+        f"FILTER(STRSTARTS(STR(?g), {sparql_literal(base)})) }}"
+    )
+
+
+def scope_inside(
+    sparql: str,
+    per: PerGraph,
+    graphs: Sequence[str],
+    *,
+    base: str,
+    listed: Callable[[], Sequence[str]],
+) -> tuple[str, frozenset[str] | None]:
+    """A per-graph query with its scope written into it, for a store that would
+    otherwise send the scope as ``FROM`` lists; and the graphs its rows may come from
+    when the store must check them (``rows_from``), else ``None``.
+
+    Up to ``VALUES_AT_MOST`` graphs, and whenever the store holds more graphs under
+    ``base`` outside the scope than in it, the scope is ``VALUES ?g`` (exact). Else it
+    is every graph under ``base`` less those outside the scope (``listed()``, read now):
+    a few names instead of thousands. A graph created after that listing (a document
+    still being written, in no scope yet) is then not excluded by the query; its rows
+    are dropped by ``rows_from`` when the query projects ``?g`` (an aggregate over
+    graphs, which does not, may count it while it is being written).
+    """
+    if len(graphs) <= VALUES_AT_MOST:
+        return with_graph_values(sparql, per.var, graphs), None
+    scoped = frozenset(graphs)
+    excluded = sorted(g for g in listed() if g.startswith(base) and g not in scoped)
+    if len(excluded) >= len(scoped) or not all(g.startswith(base) for g in scoped):
+        return with_graph_values(sparql, per.var, graphs), None
+    return with_graph_filter(sparql, per.var, base=base, excluded=excluded), scoped
+
+
+def rows_from(result: SparqlResult, per: PerGraph, keep: frozenset[str] | None) -> SparqlResult:
+    """``result`` without the rows of graphs outside ``keep`` (``None``: all kept)."""
+    if keep is None or not per.projected:
+        return result
+    rows = tuple(r for r in result.rows if per.var in r and r[per.var].value in keep)
+    return SparqlResult(variables=result.variables, rows=rows, boolean=result.boolean)

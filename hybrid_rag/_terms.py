@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from hybrid_rag._vocab import HR
 from hybrid_rag.text import tokens, word_key
@@ -55,6 +56,7 @@ _DIGITS = re.compile(r"\d+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)+")
 
 
+@lru_cache(maxsize=65536)
 def value_terms(text: str) -> frozenset[str]:
     """The index terms of a value: ``word_term`` of each word of two letters or more,
     and the digit runs and numbers (``5.1``, ``99.8``) of each token with a digit."""

@@ -59,7 +59,7 @@ __all__ = [
     "QUERY_CHARS",
     "Scan",
     "collect",
-    "first_numbers_query",
+    "numbers_query",
     "pairs_query",
     "stated_values",
     "unindexed_query",
@@ -112,10 +112,12 @@ _PROVENANCE = [
 _STATED = 'FILTER(?status = "stated")'
 
 
-def _in_graphs(select: str, lines: Iterable[str], *, distinct: bool = False) -> str:
+def _in_graphs(
+    select: str, lines: Iterable[str], *, distinct: bool = False, after: str = ""
+) -> str:
     body = "\n".join(f"    {line}" for line in lines)
     head = f"SELECT {'DISTINCT ' if distinct else ''}{select}"
-    return f"{head} WHERE {{\n  GRAPH ?g {{\n{body}\n  }}\n}}"
+    return f"{head} WHERE {{\n  GRAPH ?g {{\n{body}\n  }}\n}}{after}"
 
 
 def _values(var: str, terms: Iterable[Term]) -> str:
@@ -175,35 +177,49 @@ def pairs_query(
     return _in_graphs("?prop ?value", lines, distinct=True)
 
 
-def first_numbers_query(prop: str, *, bound: Threshold | None = None) -> str:
-    """Lean rows of each document's stated numbers of ``prop`` on the lowest page that
-    states one; with a ``bound``, only of the documents where one of them may pass it
-    (the bound in the value's unit or in °C, so a number in either is kept)."""
+def numbers_query(
+    prop: str,
+    *,
+    bound: Threshold | None = None,
+    extreme: Literal["min", "max"] | None = None,
+    top: int = 0,
+    other_unit: bool = False,
+    unit: str | None = None,
+) -> str:
+    """Lean rows of the stated numbers of ``prop``: all, or only those that may pass a
+    ``bound`` (in the value's unit or in °C, so a number in either is kept), or the
+    ``top`` highest (``extreme="max"``) or lowest, or (``other_unit``) those whose unit
+    is not ``unit`` (``None``: those with a unit)."""
     lines = [
         _values("prop", [iri(prop)]),
         f"?fact <{HR}property> ?prop ; <{HR}status> ?status ; <{HR}number> ?number ;",
         f"      <{HR}page> ?page ; <{HR}value> ?value ; <{HR}doc> ?doc .",
         _STATED,
         f"OPTIONAL {{ ?fact <{HR}unit> ?unit }}",
-        f'FILTER NOT EXISTS {{ ?f0 <{HR}property> ?prop ; <{HR}status> "stated" ;'
-        f" <{HR}number> ?n0 ; <{HR}page> ?p0 . FILTER(?p0 < ?page) }}",
     ]
     if bound is not None:
         loose = (min if bound.op == ">" else max)(bound.value, bound.in_celsius())
-        lines.append(
-            f'FILTER EXISTS {{ ?f1 <{HR}property> ?prop ; <{HR}status> "stated" ;'
-            f" <{HR}number> ?n1 ; <{HR}page> ?page . FILTER(?n1 {bound.op} {loose!r}) }}"
+        lines.append(f"FILTER(?number {bound.op} {loose!r})")
+    if other_unit:
+        other = (
+            "BOUND(?unit)"
+            if unit is None
+            else f"(!BOUND(?unit) || STR(?unit) != {literal(unit).n3()})"
         )
-    return _in_graphs(_LEAN, lines)
+        lines.append(f"FILTER({other})")
+    after = (
+        f"\nORDER BY {'DESC' if extreme == 'max' else 'ASC'}(?number) LIMIT {top}" if top else ""
+    )
+    return _in_graphs(_LEAN, lines, after=after)
 
 
 def unindexed_query() -> str:
     """The graphs in scope whose facts carry no terms (written before the index)."""
-    lines = [
-        f"?s <{RDFS_LABEL}> ?label .",
-        f"FILTER NOT EXISTS {{ ?x <{TERM_INDEX}> {literal(INDEX_VERSION).n3()} }}",
-    ]
-    return _in_graphs("?g", lines, distinct=True)
+    marker = f"{{ GRAPH ?g {{ ?x <{TERM_INDEX}> {literal(INDEX_VERSION).n3()} }} }}"
+    return (
+        f"SELECT DISTINCT ?g WHERE {{\n  GRAPH ?g {{ ?s <{RDFS_LABEL}> ?label }}\n"
+        f"  MINUS {marker}\n}}"
+    )
 
 
 def _members_query(pairs: Sequence[tuple[Term, Term]]) -> str:
@@ -288,6 +304,7 @@ class _Run:
     graph: GraphStore
     result: KGResult
     workers: Workers
+    whole: Sequence[str] = ()  # the question's scope, whose graphs without the index are read
     unindexed: set[str] | None = None
 
     async def rows(self, sparql: str, scope: Sequence[str]) -> list[dict[str, Term]]:
@@ -303,7 +320,7 @@ class _Run:
         """``(indexed, unindexed)`` documents of ``scope``; the graphs without the index
         are asked for once (a later scope is a part of the first)."""
         if self.unindexed is None:
-            res = await self.rows(unindexed_query(), scope)
+            res = await self.rows(unindexed_query(), self.whole or scope)
             self.unindexed = {r["g"].value for r in res if "g" in r}
         old_graphs = self.unindexed
         old = [d for d in scope if self.graph.graph_iri(d) in old_graphs]
@@ -348,10 +365,14 @@ async def collect(
     scope: Sequence[str],
     result: KGResult,
     workers: Workers,
+    whole: Sequence[str] = (),
 ) -> None:
-    """Add a collection question's members to ``result.facts`` (see the module
-    docstring); a failing store leaves an error, never a partial list."""
-    run = _Run(origin, graph, result, workers)
+    """Add a collection question's members in ``scope`` to ``result.facts`` (see the
+    module docstring); a failing store leaves an error, never a partial list. ``whole``
+    is the question's scope when ``scope`` is a part of it (its graphs without the
+    index are asked for once, over the whole: a scope that is all the store is the
+    cheapest to read)."""
+    run = _Run(origin, graph, result, workers, whole)
     try:
         if by_phrase(a) and not (scan.bound or scan.extreme or scan.period):
             facts = await _by_phrase(run, scan, a, scope)
@@ -367,8 +388,10 @@ async def collect(
 
 async def _by_rows(run: _Run, scan: Scan, a: QuestionAnalysis, scope: Sequence[str]) -> list[Fact]:
     """Members decided on lean rows, then their provenance."""
-    if scan.bound is not None or scan.extreme is not None:
-        rows = await run.rows(first_numbers_query(scan.props[0], bound=scan.bound), scope)
+    if scan.bound is not None:
+        rows = await _bounded(run, scan.props[0], scan.bound, scope)
+    elif scan.extreme is not None:
+        rows = await _extreme(run, scan.props[0], scan.extreme, a, scope)
     elif scan.period is not None:
         rows = await run.rows(values_query(scan.props, period=scan.period), scope)
     elif scan.terms:
@@ -378,6 +401,59 @@ async def _by_rows(run: _Run, scan: Scan, a: QuestionAnalysis, scope: Sequence[s
     chosen = members(a, _sorted_values(rows))
     found = await run.facts([v.fact for v in chosen], scope)
     return [found[v.fact] for v in chosen if v.fact in found]
+
+
+async def _bounded(
+    run: _Run, prop: str, bound: Threshold, scope: Sequence[str]
+) -> list[dict[str, Term]]:
+    """The stated numbers of ``prop`` in the documents with one that may pass ``bound``:
+    a member's first number passes, so its document is among them, and all its numbers
+    are read to find which is its first."""
+    near = await run.rows(numbers_query(prop, bound=bound), scope)
+    return await run.rows(numbers_query(prop), _docs(near))
+
+
+EXTREME_FIRST = 64
+"""The highest (or lowest) numbers an extreme reads first; four times more each round
+while the best first number of their documents could be tied by another document."""
+
+
+async def _extreme(
+    run: _Run, prop: str, extreme: Literal["min", "max"], a: QuestionAnalysis, scope: Sequence[str]
+) -> list[dict[str, Term]]:
+    """The stated numbers of ``prop`` in the documents that hold the extreme of the
+    documents' first numbers, and of those whose first number is in another unit (no
+    order across units: ``_typed_members`` then names none).
+
+    The ``top`` highest numbers name candidate documents; when the best of their first
+    numbers beats the last of the ``top``, no other document's first number reaches it.
+    """
+    top = EXTREME_FIRST
+    while True:
+        best = await run.rows(numbers_query(prop, extreme=extreme, top=top), scope)
+        rows = await run.rows(numbers_query(prop), _docs(best))
+        chosen = members(a, _sorted_values(rows))
+        last = best[-1]["number"].to_python() if best else None
+        if len(best) < top or (chosen and _beats(chosen[0].number, last, extreme)):
+            break
+        top *= 4
+    if not chosen:
+        return rows
+    other = await run.rows(numbers_query(prop, other_unit=True, unit=chosen[0].unit), scope)
+    others = await run.rows(numbers_query(prop), _docs(other)) if other else []
+    return [*rows, *others]
+
+
+def _beats(best: float | None, last: object, extreme: str) -> bool:
+    """Whether ``best`` is strictly past ``last``, the last of the numbers read: no
+    other document's number can then tie it."""
+    if best is None or not isinstance(last, int | float):
+        return False
+    return best > last if extreme == "max" else best < last
+
+
+def _docs(rows: Sequence[dict[str, Term]]) -> list[str]:
+    return list(dict.fromkeys(r["doc"].value for r in rows if "doc" in r))
 
 
 @dataclass(frozen=True, slots=True)

@@ -138,7 +138,7 @@ async def _collection(
     of its set: no others, only a kind, only those a name many share; with no phrase
     that matched, the asked properties' values for the question's codes. Nothing is
     added when the question holds nothing to look for (the model may write SPARQL)."""
-    scan = _collection_scan(a)
+    scan, whole = _collection_scan(a), scope
     if a.others_of:  # "which other products ...?"
         scope = [d for d in scope if d not in a.others_of]
     if a.kind_label:  # "Which liquids ...?"
@@ -148,10 +148,11 @@ async def _collection(
         scan = scan or _naming_scan(ontology)
     if scan is None:
         return
-    await collect(scan, "template", a, graph=graph, scope=scope, result=result, workers=workers)
+    await collect(scan, "template", a, graph=graph, scope=scope, result=result,
+                  workers=workers, whole=whole)  # fmt: skip
     if not result.facts and not result.errors and (coded := _asked_values(a)):
         await collect(coded, "broadened", a, graph=graph, scope=scope, result=result,
-                      workers=workers)  # fmt: skip
+                      workers=workers, whole=whole)  # fmt: skip
 
 
 def _template(a: QuestionAnalysis) -> str | None:

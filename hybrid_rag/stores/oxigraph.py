@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from hybrid_rag import _vocab
 from hybrid_rag._checks import check_doc_id, check_scope, check_triples, is_doc_id
-from hybrid_rag._per_graph import graph_variable, with_graph_values
+from hybrid_rag._per_graph import graph_variable, with_graph_filter, with_graph_values
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
 from hybrid_rag.sparql import validate_query
@@ -324,8 +324,7 @@ class OxigraphGraphStore(Closing):
                 return result
         if len(graphs) >= _COPY_MIN_GRAPHS:
             if (per := graph_variable(sparql)) is not None:  # the scope said in the query
-                scoped = with_graph_values(sparql, per.var, graphs)
-                return _execute(source, scoped, graphs, union=True, path=self._path)
+                return self._query_per_graph(source, sparql, per.var, graphs)
             return _execute(self._scope_copy(source, graphs), sparql, graphs, union=True)
         return _execute(db, sparql, graphs, path=self._path)
 
@@ -411,6 +410,41 @@ class OxigraphGraphStore(Closing):
                     return result
         return None
 
+    def _query_per_graph(
+        self, db: Store, sparql: str, var: str, graphs: Sequence[str]
+    ) -> SparqlResult:
+        """A query that reads only inside ``GRAPH ?var``, over a part of the store: run
+        on the whole store with the scope said inside it, as the graphs outside it
+        (``?var NOT IN (...)``) when they are fewer, else as ``VALUES ?var`` (parsing
+        thousands of IRIs costs more than the query). The graphs outside are those of
+        the store now, checked again after the query as in ``_query_union``."""
+        for attempt in range(20):
+            with self._gen_lock:
+                generation, writing = self._generation, self._writing
+            if writing:  # a write in flight may add a graph: wait for it
+                time.sleep(0.002 * (attempt + 1))
+                continue
+            outside = sorted(self._named(db).difference(graphs))
+            if len(outside) >= len(graphs):
+                break
+            text = with_graph_filter(sparql, var, base=None, excluded=outside)
+            result = _execute(db, text, graphs, union=True, path=self._path)
+            with self._gen_lock:
+                if self._generation == generation and not self._writing:
+                    return result
+        scoped = with_graph_values(sparql, var, graphs)
+        return _execute(db, scoped, graphs, union=True, path=self._path)
+
+    def _named(self, db: Store) -> set[str]:
+        """The store's named graphs (read once, then kept by the writes: ``_covers``)."""
+        if self._graphs is None:
+            listed = {g.value for g in db.named_graphs() if hasattr(g, "value")}
+            with self._gen_lock:
+                if self._graphs is None:
+                    self._graphs = listed
+        with self._gen_lock:
+            return set(self._graphs) if self._graphs is not None else set()
+
     def _covers(self, db: Store, graphs: Sequence[str]) -> bool:
         """Whether ``graphs`` include every named graph and the default graph is empty.
 
@@ -420,14 +454,7 @@ class OxigraphGraphStore(Closing):
         """
         from pyoxigraph import DefaultGraph
 
-        if self._graphs is None:
-            listed = {g.value for g in db.named_graphs() if hasattr(g, "value")}
-            with self._gen_lock:
-                if self._graphs is None:
-                    self._graphs = listed
-        scoped = set(graphs)
-        with self._gen_lock:  # writers mutate the set under this lock
-            covered = self._graphs is not None and self._graphs.issubset(scoped)
+        covered = self._named(db).issubset(graphs)  # writers mutate the set under the lock
         if not covered:
             return False
         return next(iter(db.quads_for_pattern(None, None, None, DefaultGraph())), None) is None

@@ -51,6 +51,7 @@ from xml.etree import ElementTree
 
 from hybrid_rag import _vocab
 from hybrid_rag._checks import check_doc_id, check_scope, check_triples, is_doc_id
+from hybrid_rag._per_graph import graph_variable, listing_query, rows_from, scope_inside
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
 from hybrid_rag.sparql import validate_query, with_dataset
@@ -415,7 +416,16 @@ class SparqlHttpStore(Closing):
         validate_query(sparql, allowed_graphs=graphs)
         if not graphs:
             return SparqlResult()
-        return self._select(with_dataset(sparql, graphs), graphs)
+        per = graph_variable(sparql) if len(graphs) > 1 else None
+        if per is None:
+            return self._select(with_dataset(sparql, graphs), graphs)
+        text, keep = scope_inside(sparql, per, graphs, base=self._graph_base, listed=self._listed)
+        return rows_from(self._select(text, None), per, keep)
+
+    def _listed(self) -> list[str]:
+        """The named graphs under ``graph_base`` (for ``scope_inside``)."""
+        rows = self._select(listing_query(self._graph_base), None).rows
+        return [r["g"].value for r in rows if "g" in r]
 
     def doc_ids(self) -> list[str]:
         """Sorted ids of documents with a graph under ``graph_base``."""

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from hybrid_rag import _vocab
 from hybrid_rag._checks import check_doc_id, check_scope, check_triples
+from hybrid_rag._per_graph import graph_variable, listing_query, rows_from, scope_inside
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.rdf import SparqlResult, Triple
 from hybrid_rag.sparql import validate_query, with_dataset
@@ -172,7 +173,16 @@ class HanaGraphStore(Closing):
         validate_query(sparql, allowed_graphs=graphs)
         if not graphs:
             return SparqlResult()
-        return self._select(with_dataset(sparql, graphs))
+        per = graph_variable(sparql) if len(graphs) > 1 else None
+        if per is None:
+            return self._select(with_dataset(sparql, graphs))
+        text, keep = scope_inside(sparql, per, graphs, base=self._graph_base, listed=self._listed)
+        return rows_from(self._select(text), per, keep)
+
+    def _listed(self) -> list[str]:
+        """The named graphs under ``graph_base`` (for ``scope_inside``)."""
+        rows = self._select(listing_query(self._graph_base)).rows
+        return [r["g"].value for r in rows if "g" in r]
 
     def doc_ids(self) -> list[str]:
         """Sorted ids of documents with a graph under ``graph_base``."""
