@@ -16,6 +16,8 @@ whether a query has that shape (read on the parse the validator made); the two
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +28,7 @@ from hybrid_rag.sparql import _analyse, _tokens, sparql_iri, sparql_literal
 
 __all__ = [
     "VALUES_AT_MOST",
+    "GraphListing",
     "PerGraph",
     "graph_variable",
     "listing_query",
@@ -194,3 +197,35 @@ def rows_from(result: SparqlResult, per: PerGraph, keep: frozenset[str] | None) 
         return result
     rows = tuple(r for r in result.rows if per.var in r and r[per.var].value in keep)
     return SparqlResult(variables=result.variables, rows=rows, boolean=result.boolean)
+
+
+class GraphListing:
+    """A remote store's graphs under its base (``listing_query``), read at most once
+    every ``ttl`` seconds and again after the store's own writes (``forget``).
+
+    A graph another process creates meanwhile is one no scope holds yet (a document
+    being written: its catalog entry comes last); ``rows_from`` drops its rows.
+    """
+
+    def __init__(self, read: Callable[[], list[str]], *, ttl: float) -> None:
+        self._read = read
+        self._ttl = ttl
+        self._lock = threading.Lock()
+        self._graphs: list[str] | None = None
+        self._at = 0.0
+
+    def __call__(self) -> list[str]:
+        """The graphs, read now when the last reading is older than ``ttl``."""
+        with self._lock:
+            fresh = self._graphs is not None and time.monotonic() - self._at < self._ttl
+            if fresh and self._graphs is not None:
+                return self._graphs
+        graphs = self._read()
+        with self._lock:
+            self._graphs, self._at = graphs, time.monotonic()
+        return graphs
+
+    def forget(self) -> None:
+        """Read the graphs again next time (the store wrote one)."""
+        with self._lock:
+            self._graphs = None

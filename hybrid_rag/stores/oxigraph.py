@@ -394,21 +394,15 @@ class OxigraphGraphStore(Closing):
         oxigraph evaluates a default graph given as a list of N graphs with N lookups
         per pattern (cost ~ N^2 for a query over N documents); the union default graph
         is one lookup. It is only equivalent when no graph outside the scope exists, so
-        the check is repeated if a write ran meanwhile (seqlock on ``_generation``).
+        the check is repeated if a write ran meanwhile (``_unwritten``).
         """
-        for attempt in range(20):
-            with self._gen_lock:
-                generation, writing = self._generation, self._writing
-            if writing:  # a write in flight may add a graph: wait for it
-                time.sleep(0.002 * (attempt + 1))
-                continue
+
+        def run() -> SparqlResult | None:
             if not self._covers(db, graphs):
                 return None
-            result = _execute(db, sparql, graphs, union=True, path=self._path)
-            with self._gen_lock:
-                if self._generation == generation and not self._writing:
-                    return result
-        return None
+            return _execute(db, sparql, graphs, union=True, path=self._path)
+
+        return self._unwritten(run)
 
     def _query_per_graph(
         self, db: Store, sparql: str, var: str, graphs: Sequence[str]
@@ -417,23 +411,37 @@ class OxigraphGraphStore(Closing):
         on the whole store with the scope said inside it, as the graphs outside it
         (``?var NOT IN (...)``) when they are fewer, else as ``VALUES ?var`` (parsing
         thousands of IRIs costs more than the query). The graphs outside are those of
-        the store now, checked again after the query as in ``_query_union``."""
+        the store when the query ran (``_unwritten``)."""
+
+        def run() -> SparqlResult | None:
+            outside = sorted(self._named(db).difference(graphs))
+            if len(outside) >= len(graphs):
+                return None
+            text = with_graph_filter(sparql, var, base=None, excluded=outside)
+            return _execute(db, text, graphs, union=True, path=self._path)
+
+        result = self._unwritten(run)
+        if result is not None:
+            return result
+        scoped = with_graph_values(sparql, var, graphs)
+        return _execute(db, scoped, graphs, union=True, path=self._path)
+
+    def _unwritten(self, run: Callable[[], SparqlResult | None]) -> SparqlResult | None:
+        """``run()``'s result when no write ran meanwhile (seqlock on ``_generation``;
+        tried again after a write), else ``None``; ``None`` too when ``run`` gives it."""
         for attempt in range(20):
             with self._gen_lock:
                 generation, writing = self._generation, self._writing
             if writing:  # a write in flight may add a graph: wait for it
                 time.sleep(0.002 * (attempt + 1))
                 continue
-            outside = sorted(self._named(db).difference(graphs))
-            if len(outside) >= len(graphs):
-                break
-            text = with_graph_filter(sparql, var, base=None, excluded=outside)
-            result = _execute(db, text, graphs, union=True, path=self._path)
+            result = run()
+            if result is None:
+                return None
             with self._gen_lock:
                 if self._generation == generation and not self._writing:
                     return result
-        scoped = with_graph_values(sparql, var, graphs)
-        return _execute(db, scoped, graphs, union=True, path=self._path)
+        return None
 
     def _named(self, db: Store) -> set[str]:
         """The store's named graphs (read once, then kept by the writes: ``_covers``)."""
