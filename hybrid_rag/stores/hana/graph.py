@@ -7,7 +7,10 @@ What is enforced where:
   validated (read-only SELECT/ASK, no SERVICE, ``FROM``/``FROM NAMED``/``GRAPH <iri>``
   only naming scoped graphs) and then rewritten by
   ``with_dataset`` to ``FROM <g> ... FROM NAMED <g> ...``
-  for exactly the scoped graphs, replacing any dataset clause it had. DEFAULT is never
+  for exactly the scoped graphs, replacing any dataset clause it had. A query whose
+  every triple pattern is inside ``GRAPH ?g`` is sent without ``FROM`` lists, its scope
+  written into it (``hybrid_rag._per_graph.scope_inside``: ``VALUES ?g``, or the base
+  less the graphs outside the scope, rows of any other graph dropped). DEFAULT is never
   read by a scoped query, and the library never writes to it.
 * **Writes.** ``replace`` runs ``DROP SILENT GRAPH`` (graph DDL: autocommit on), then the
   ``INSERT DATA`` batches (each at most ``max_request_bytes``) in one SQL transaction
