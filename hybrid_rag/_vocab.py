@@ -10,7 +10,9 @@ the subject's parts, and one ``hr:Fact`` node per value, e.g. under an ontology 
               hr:number 1250.0 ; hr:unit "EUR" ;                       # typed values only
               hr:object <entity> ;                                    # object properties only
               hr:doc "order-4711" ; hr:page 1 ; hr:chunk "order-4711#p1c0" ;
-              hr:quote "Total € 1.250,00" .
+              hr:quote "Total € 1.250,00" ;
+              hr:term "1.250,00" , "1" , "250" , "00" .          # hybrid_rag._terms
+    <subject> hr:termIndex "1" .                                       # the graph has them
     <subject-part-1> a ex:OrderLine ; rdfs:label "Widget" .            # a repeated part
     <subject> ex:line <subject-part-1> .
 

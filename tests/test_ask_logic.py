@@ -287,7 +287,7 @@ def test_which_of_these_are_phrase_becomes_a_filter() -> None:
     assert [p.name for p in a.properties] == ["hasClassification"]
     from hybrid_rag.ask.kg import _template
 
-    sparql = _template(a, ONTOLOGY)
+    sparql = _template(a)
     assert sparql is not None and '"corrosive"' in sparql and '"metal"' in sparql
     assert '"to"' not in sparql
 
@@ -489,7 +489,7 @@ def test_yes_no_hazard_adjective_asks_the_ghs_classes(question: str, terms: tupl
     assert [p.name for p in a.properties] == ["hasClassification"]
     from hybrid_rag.ask.kg import _template
 
-    sparql = _template(a, ONTOLOGY)  # every class of the product, so a "no" can say which it has
+    sparql = _template(a)  # every class of the product, so a "no" can say which it has
     assert sparql is not None and "CONTAINS" not in sparql
 
 
@@ -597,7 +597,7 @@ def test_filter_words_match_a_value_by_their_stem() -> None:
         index=SOLVENTS,
         ontology=ONTOLOGY,
     )
-    sparql = _template(a, ONTOLOGY)
+    sparql = _template(a)
     assert a.intent == "filter" and sparql is not None
     assert '"oxidiz"' in sparql and '"oxidizers"' not in sparql  # "Oxidizing Liquids" holds it
 

@@ -100,6 +100,67 @@ def test_default_graph_and_foreign_graphs_are_never_read() -> None:
     assert store.doc_ids() == ["a"]  # foreign graph is not a document
 
 
+PER_GRAPH = f"SELECT ?g ?n WHERE {{ GRAPH ?g {{ ?s <{NAME}> ?n }} }}"
+
+
+def _planted(driver: FakeHdbcli, store: HanaGraphStore) -> None:
+    """Triples no scope holds: in DEFAULT (any user may write there), in another
+    application's graph, and in a graph under the store's base that is no document."""
+    rdf = driver.database.rdf
+    rdf.update(f"INSERT DATA {{ <urn:x> <{NAME}> 'planted-in-default' }}")
+    rdf.update(f"INSERT DATA {{ GRAPH <urn:other> {{ <urn:x> <{NAME}> 'foreign' }} }}")
+    stray = store.graph_iri("stray")
+    rdf.update(f"INSERT DATA {{ GRAPH <{stray}> {{ <urn:x> <{NAME}> 'stray' }} }}")
+
+
+@pytest.mark.parametrize("values_at_most", [256, 4])
+def test_a_per_graph_query_names_its_scope_in_the_query_not_as_from_lists(
+    monkeypatch: pytest.MonkeyPatch, values_at_most: int
+) -> None:
+    # a query that reads only inside GRAPH ?g is sent without FROM / FROM NAMED: the
+    # scope is VALUES ?g, or (a large scope) the store's base less the graphs outside it
+    monkeypatch.setattr("hybrid_rag._per_graph.VALUES_AT_MOST", values_at_most)
+    store, driver = make_store()
+    docs = [f"d{i:02d}" for i in range(12)]
+    for doc in docs:
+        store.replace(doc, named_subject(doc, f"name-{doc}"))
+    _planted(driver, store)
+    driver.database.calls.clear()
+    rows = store.query(PER_GRAPH, scope=docs[1:]).rows
+    assert sorted(r["n"].value for r in rows) == [f"name-{d}" for d in docs[1:]]
+    sent = _queries(driver)[-1]
+    assert "FROM" not in sent
+    if values_at_most < len(docs):  # the graphs outside: d00 and the stray one
+        assert "NOT IN" in sent and sent.count("urn:hybrid-rag:doc:") == 3
+    else:
+        assert "VALUES ?g" in sent and sent.count("urn:hybrid-rag:doc:") == len(docs) - 1
+    # a query that reads outside GRAPH ?g keeps the FROM lists
+    plain = store.query(f"SELECT ?n WHERE {{ ?s <{NAME}> ?n }}", scope=docs[1:])
+    assert len(plain.rows) == len(docs) - 1 and "FROM NAMED" in _queries(driver)[-1]
+
+
+def test_a_graph_written_after_the_listing_is_never_in_the_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the graphs outside a large scope are listed, and the listing is kept a few
+    # seconds; a document another process writes meanwhile (in no scope yet) is not
+    # excluded by the query, and its rows are dropped by the store
+    monkeypatch.setattr("hybrid_rag._per_graph.VALUES_AT_MOST", 2)
+    store, driver = make_store()
+    for doc in ("a", "b", "c"):
+        store.replace(doc, named_subject(doc, f"name-{doc}"))
+    assert len(store.query(PER_GRAPH, scope=["a", "b", "c"]).rows) == 3
+    late = store.graph_iri("late")
+    driver.database.rdf.update(f"INSERT DATA {{ GRAPH <{late}> {{ <urn:x> <{NAME}> 'late' }} }}")
+    driver.database.calls.clear()
+    rows = store.query(PER_GRAPH, scope=["a", "b", "c"]).rows
+    assert sorted(r["n"].value for r in rows) == ["name-a", "name-b", "name-c"]
+    assert len(_queries(driver)) == 1  # the listing was kept
+    store.replace("d", named_subject("d", "name-d"))  # its own write: listed again
+    rows = store.query(PER_GRAPH, scope=["a", "b", "c"]).rows
+    assert "late" in _queries(driver)[-1] and len(rows) == 3
+
+
 def test_writes_never_touch_the_default_graph_and_ddl_runs_in_autocommit() -> None:
     store, driver = make_store(max_request_bytes=2048)
     subject = iri("http://example.org/s")

@@ -108,6 +108,37 @@ def test_keyword_search_in_the_database_live() -> None:
         _drop(settings, table)
 
 
+@pytest.mark.parametrize("values_at_most", [256, 1])
+def test_per_graph_queries_say_their_scope_inside_live(
+    monkeypatch: pytest.MonkeyPatch, values_at_most: int
+) -> None:
+    """A query that reads only inside GRAPH ?g runs without FROM lists on HANA: with
+    VALUES ?g, and (a scope larger than VALUES_AT_MOST) as the base less the graphs
+    outside it; the rows are the scope's, never DEFAULT's nor another graph's."""
+    from hybrid_rag.testing._graph_contract import named_subject
+
+    monkeypatch.setattr("hybrid_rag._per_graph.VALUES_AT_MOST", values_at_most)
+    settings = _settings()
+    base = f"urn:hybrid-rag:test:{uuid.uuid4().hex[:12]}:"
+    store = HanaGraphStore(settings, graph_base=base)
+    name = "http://example.org/contract/name"
+    try:
+        for doc in ("a", "b", "c"):
+            store.replace(doc, named_subject(doc, f"name-{doc}"))
+        query = f"SELECT ?g ?n WHERE {{ GRAPH ?g {{ ?s <{name}> ?n }} }}"
+        rows = store.query(query, scope=["a", "b"]).rows
+        assert sorted(r["n"].value for r in rows) == ["name-a", "name-b"]
+        assert {r["g"].value for r in rows} == {store.graph_iri("a"), store.graph_iri("b")}
+        terms = (
+            f'SELECT DISTINCT ?n WHERE {{ GRAPH ?g {{ VALUES ?n {{ "name-c" }} ?s <{name}> ?n }} }}'
+        )
+        assert store.query(terms, scope=["a", "b"]).rows == ()
+    finally:
+        for doc in store.doc_ids():
+            store.delete(doc)
+        store.close()
+
+
 def _drop(settings: HanaSettings, table: str) -> None:
     with HanaConnectionPool(settings) as pool:
         cur = pool.connection().cursor()

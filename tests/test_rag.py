@@ -331,7 +331,10 @@ def test_llm_sparql_is_repaired_after_error(rag: HybridRAG) -> None:
         ans = rag.ask(question)
     # two calls per question by default: the rejected query and the answer, no repair
     # the collection template first (no value of the sheets matches), then the model's query
-    assert [a.origin for a in ans.sparql] == ["template", "llm"] and ans.sparql[1].error
+    origins = [a.origin for a in ans.sparql]
+    model = [a for a in ans.sparql if a.origin != "template"]
+    assert origins[: -len(model)] == ["template"] * (len(origins) - 1)
+    assert [a.origin for a in model] == ["llm"] and model[0].error
     assert ans.usage.llm_calls == 2
     replies = iter(
         [
@@ -347,8 +350,8 @@ def test_llm_sparql_is_repaired_after_error(rag: HybridRAG) -> None:
             ans = rag.ask(question)
     finally:
         rag._max_llm_calls = 2
-    origins = [a.origin for a in ans.sparql]
-    assert origins[:3] == ["template", "llm", "repair"] and ans.sparql[1].error
+    model = [a for a in ans.sparql if a.origin != "template"]
+    assert [a.origin for a in model][:2] == ["llm", "repair"] and model[0].error
     assert any("Danger" in f.value for f in ans.facts)
     assert ans.usage.llm_calls == 3
 

@@ -63,14 +63,18 @@ __all__ = [
     "SHOWN",
     "Valued",
     "asked_phrases",
+    "by_phrase",
+    "checks_codes",
     "collection_answer",
     "contradicted",
     "every_document",
     "labels_only",
     "left_out",
     "members",
+    "phrase_members",
     "stated_props",
     "stating",
+    "with_every_code",
     "without_concepts",
 ]
 
@@ -100,6 +104,7 @@ class Valued(Protocol):
 
 
 V = TypeVar("V", bound=Valued)
+W = TypeVar("W", bound=Valued)
 
 
 def asked_phrases(
@@ -170,7 +175,44 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
         ]
     if stating(a):  # "Which products have a flash point?" / "... no flash point?"
         return _stating_members(a, facts)
-    ids = [w for words, _whole in collection_phrases(a.question) for w in words if identifier(w)]
+    found = phrase_members(a, stated)
+    return with_every_code(a, found, stated) if checks_codes(a) else found
+
+
+def by_phrase(a: QuestionAnalysis) -> bool:
+    """Whether ``members`` reads the question's phrases in the values (``phrase_members``,
+    a function of each value alone: it may be read on the distinct values of many
+    documents) rather than a lookup of a named set, a bound, an extreme, a span of
+    dates, the names of a set, concepts, a code after its label, the values of a
+    property, a sum, every document, a kind or whether a property is stated."""
+    if a.intent == "lookup" and a.named_set:
+        return False
+    if a.threshold is not None or a.intent in ("min", "max") or a.period is not None:
+        return False
+    if a.concepts or a.coded is not None or a.summed or a.distinct or every_document(a):
+        return False
+    phrases = collection_phrases(a.question, a.kind_words)
+    if (a.kind_set and not phrases) or stating(a):
+        return False
+    return not (a.named_set and not phrases)
+
+
+def checks_codes(a: QuestionAnalysis) -> bool:
+    """Whether a phrase's members are kept only in the documents that print every code
+    the question gives (``with_every_code``): when it gives a code and no identifier."""
+    return bool(question_codes(a.question)) and not _identifiers(a)
+
+
+def _identifiers(a: QuestionAnalysis) -> list[str]:
+    return [w for words, _whole in collection_phrases(a.question) for w in words if identifier(w)]
+
+
+def phrase_members(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
+    """The stated values that say what the question's phrases ask (``members`` without
+    the check of every code per document, ``with_every_code``): a pure function of each
+    value, its property and the values beside it, so it may be read on the distinct
+    values of many documents."""
+    ids = _identifiers(a)
     if ids:  # an identifier identifies: the values that print every one the question gives
         patterns = [code_pattern(w) for w in dict.fromkeys(ids)]
         return [f for f in stated if any(_prints(c, patterns) for c in _clauses(f.value))]
@@ -178,8 +220,7 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
     own = [f for f in stated if f.predicate in asked]
     if a.own_only:  # "3M as a supplier", "the Corrosion pictogram": that property's values
         only = [f for f in own if f.predicate in a.own_only]
-        found = _best_phrase(a, only, loose=False, own=True)[1] if only else []
-        return _with_every_code(a, found, stated)
+        return _best_phrase(a, only, loose=False, own=True)[1] if only else []
     strict = [_best_phrase(a, own, loose=False, own=True)] if own else []
     if strict and not strict[0][0][0]:  # only its labels' words: "not regulated" (UN number)
         strict = [_best_phrase(a, own, loose=False)]
@@ -192,7 +233,7 @@ def members(a: QuestionAnalysis, facts: Sequence[V]) -> list[V]:
         found = _coded(a, own)
     if not found and own and labels_only(a):  # "Which products are marine pollutants?"
         found = _affirmed(a, own)
-    return _with_every_code(a, found, stated)
+    return found
 
 
 def labels_only(a: QuestionAnalysis) -> bool:
@@ -233,16 +274,22 @@ def contradicted(a: QuestionAnalysis, facts: Sequence[V]) -> set[str]:
 
 
 def left_out(
-    a: QuestionAnalysis, facts: Sequence[V], chosen: Sequence[V], *, scope: int
+    a: QuestionAnalysis,
+    facts: Sequence[V],
+    chosen: Sequence[V],
+    *,
+    scope: int,
+    stating: int | None = None,
 ) -> list[str]:
     """Sentences for a bound or an extreme of a typed quantity: how many documents state
-    none, and how many would pass but deny the value elsewhere (``contradicted``), so
+    none (of ``scope``; ``stating``: how many state one, when ``facts`` are not all of
+    them), and how many would pass but deny the value elsewhere (``contradicted``), so
     that a reader knows what the list stands on."""
     if not (a.threshold is not None or a.intent in ("min", "max")) or not a.properties:
         return []
     prop = a.properties[0]
     label = in_sentence(prop.label)
-    stating = {f.doc_id for f in facts if f.predicate == prop.name and f.status == "stated"}
+    said = {f.doc_id for f in facts if f.predicate == prop.name and f.status == "stated"}
     notes: list[str] = []
     denied = contradicted(a, facts)
     if denied:
@@ -256,8 +303,8 @@ def left_out(
                 f"{n} more {noun} {prints} {with_article(label)} that would count but "
                 f"elsewhere {says} no {label} is available; left out."
             )
-    silent = scope - len(stating)
-    if silent > 0 and not (a.named_set or a.kind_set or a.concepts):
+    silent = scope - (len(said) if stating is None else stating)
+    if silent > 0 and not (a.named_set or a.kind_set or a.concepts or a.also):
         noun = a.noun if silent == 1 else plural(a.noun)
         does = "does" if silent == 1 else "do"
         notes.append(f"{silent} {noun} {does} not state {with_article(label)}.")
@@ -500,12 +547,12 @@ def _kind_members(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
     return list(first.values())
 
 
-def _with_every_code(a: QuestionAnalysis, found: list[V], stated: Sequence[V]) -> list[V]:
+def with_every_code(a: QuestionAnalysis, found: Sequence[W], stated: Sequence[V]) -> list[W]:
     """The members whose documents print every code the question gives, each in some
     value ("class 5.1 ... with a 6.1 subsidiary risk": both, in two facts)."""
     codes = question_codes(a.question)
     if not codes:
-        return found
+        return list(found)
     patterns = [code_pattern(c) for c in codes]
     values: dict[str, list[str]] = {}
     for f in stated:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from hybrid_rag._terms import code_term, word_term
 from hybrid_rag.ask.grammar import main_clause
 from hybrid_rag.text import STOPWORDS, participle, stem, tokens
 from hybrid_rag.units import currency_names_as_codes
@@ -25,7 +26,7 @@ __all__ = [
     "labelled_codes",
     "over_collection",
     "question_codes",
-    "search_roots",
+    "search_terms",
     "selective",
     "sets",
 ]
@@ -281,18 +282,19 @@ def question_codes(question: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(w for words, _whole in phrases for w in words if code(w)))
 
 
-def search_roots(
+def search_terms(
     phrases: Sequence[tuple[tuple[str, ...], bool]], vocabulary: frozenset[str] = frozenset()
 ) -> tuple[str, ...]:
-    """Lower-case substrings one of which every value a phrase can match holds (the
-    store's filter: a superset, made small). Every code the question gives is a root,
-    as printed ("5.1", "50-00-0") or its digits ("3265" of "UN3265"; short digits
-    alone, "1", only for a phrase of nothing else): ``members`` reads the codes of a
-    document in any of its values. A phrase's words add a root only when none of its
-    codes is an identifier or four characters long (the code is required, and rarer
-    than any word): the stem of its longest word outside the ontology's labels (such a
-    word is always required), else of its two longest words (a clause may miss one word
-    of the labels). A phrase that cannot select is left out (``selective``)."""
+    """Index terms (``hybrid_rag._terms``) one of which every value a phrase can match
+    holds (the store's look-up: a superset, made small). Every code the question gives
+    adds its term (``code_term``): its digits as printed ("5.1") or its longest run of
+    digits ("3265" of "UN3265"; short digits alone, "1", only for a phrase of nothing
+    else): ``members`` reads the codes of a document in any of its values. A phrase's
+    words add a term only when none of its codes is an identifier or four characters
+    long (the code is required, and rarer than any word): the term of its longest word
+    outside the ontology's labels (such a word is always required), else of its two
+    longest words (a clause may miss one word of the labels). A phrase that cannot
+    select is left out (``selective``)."""
     out: list[str] = []
     for words, _whole in phrases:
         if not selective(words):
@@ -301,10 +303,9 @@ def search_roots(
         own = [w for w in plain if stem(w) not in vocabulary and not participle(w)]
         codes = [(w, r) for w in filter(code, words) if (r := _code_root(w, alone=not plain))]
         strong = any(identifier(w) or len(r) >= 4 for w, r in codes)
-        roots = [] if strong else [stem(w) for w in (own[:1] or plain[:2])]
-        roots += [r for _w, r in codes]
-        roots += [r.replace("sulf", "sulph") for r in roots if "sulf" in r]  # "sulphate"
-        out += [r for r in roots if r and r not in out]
+        terms = [] if strong else [word_term(w) for w in (own[:1] or plain[:2])]
+        terms += [code_term(r) for _w, r in codes]
+        out += [t for t in terms if t and t not in out]
     return tuple(out)
 
 

@@ -3,53 +3,51 @@
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from hybrid_rag import _budget
 from hybrid_rag._prompt_vocab import describe_properties, prefix_of, relevant_properties
+from hybrid_rag._terms import word_term
 from hybrid_rag._vocab import HR, RDFS_LABEL
 from hybrid_rag._workers import Workers
 from hybrid_rag.ask._aggregate import NO_MODEL, Grouped
+from hybrid_rag.ask._collect import Scan, collect, stated_values
 from hybrid_rag.ask._collection import (
     asked_phrases,
     every_document,
     labels_only,
-    left_out,
-    members,
     stated_props,
     stating,
     without_concepts,
 )
-from hybrid_rag.ask._collection_words import question_codes, search_roots
+from hybrid_rag.ask._collection_words import question_codes, search_terms
 from hybrid_rag.ask._concepts import properties_read
+from hybrid_rag.ask._kg_rows import (
+    MAX_GENERATED_ROWS,
+    KGResult,
+    Stored,
+    fact_query,
+    row_fact,
+    run_query,
+)
 from hybrid_rag.ask._phrasing import plural
 from hybrid_rag.ask.analysis import QuestionAnalysis
 from hybrid_rag.errors import (
-    DamagedStoreError,
     HybridRAGError,
     LLMTimeoutError,
-    QueryTimeoutError,
     SparqlValidationError,
-    StoreError,
-    StoreLockedError,
 )
-from hybrid_rag.models import ChainError, ChatMessage, Evidence, Fact, SparqlAttempt, Usage
+from hybrid_rag.models import ChainError, ChatMessage, Fact, SparqlAttempt, Usage
 from hybrid_rag.ontology import document_model
-from hybrid_rag.protocols import BoundedQueries, GraphStore, LLMProvider, Ontology, PropertyDef
-from hybrid_rag.rdf import SparqlResult, Term, iri, literal
+from hybrid_rag.protocols import GraphStore, LLMProvider, Ontology, PropertyDef
+from hybrid_rag.rdf import Term
 from hybrid_rag.sparql import AggregateMembers, aggregate_members, check_structure, validate_query
 from hybrid_rag.text import STOPWORDS, tokens, word_key
-
-MAX_GENERATED_ROWS = 1000
-"""The most rows an LLM-written query may return (its LIMIT is added or lowered)."""
 
 __all__ = [
     "MAX_GENERATIONS",
     "KGResult",
     "check_generated",
-    "either_query",
     "fact_query",
     "of_kind",
     "run_kg_chain",
@@ -58,106 +56,6 @@ __all__ = [
 ]
 
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
-
-_SELECT = "?fact ?doc ?subject ?label ?prop ?value ?status ?number ?unit ?page ?chunk ?quote"
-_BODY = f"""
-  ?fact a <{HR}Fact> ; <{HR}subject> ?subject ; <{HR}property> ?prop ; <{HR}value> ?value ;
-        <{HR}status> ?status ; <{HR}doc> ?doc ; <{HR}page> ?page ; <{HR}quote> ?quote .
-  ?subject <{RDFS_LABEL}> ?label .
-  OPTIONAL {{ ?fact <{HR}number> ?number }}
-  OPTIONAL {{ ?fact <{HR}unit> ?unit }}
-  OPTIONAL {{ ?fact <{HR}chunk> ?chunk }}"""
-
-_LEAN_SELECT = "?fact ?doc ?prop ?value ?status ?number ?unit ?page"
-_LEAN_BODY = f"""
-  ?fact <{HR}property> ?prop ; <{HR}status> ?status ; <{HR}doc> ?doc ; <{HR}page> ?page .
-  OPTIONAL {{ ?fact <{HR}number> ?number }}
-  OPTIONAL {{ ?fact <{HR}unit> ?unit }}"""
-
-
-@dataclass(slots=True)
-class KGResult:
-    """What the KG chain found: facts, the SPARQL it ran, errors as data, LLM usage.
-
-    ``grouped`` is set for an aggregate question (``QuestionAnalysis.aggregate``): how
-    the model's aggregate query grouped ``facts``, its members (``Grouped``).
-    """
-
-    facts: list[Fact] = field(default_factory=list)
-    attempts: list[SparqlAttempt] = field(default_factory=list)
-    errors: list[ChainError] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    notes: list[str] = field(default_factory=list)
-    """Sentences about what a collection answer leaves out ("12 sheets do not state a
-    flash point"), for its text."""
-    grouped: Grouped | None = None
-
-
-def fact_query(
-    props: Sequence[str],
-    *,
-    order: str | None = None,
-    contains: Sequence[str] = (),
-    facts: Sequence[str] = (),
-    any_of: Sequence[str] = (),
-    dated: bool = False,
-    lean: bool = False,
-) -> str:
-    """The template SELECT over ``hr:Fact`` nodes; every input is escaped by construction.
-
-    Args:
-        props: property IRIs to restrict to (empty: all).
-        order: ``"ASC"``/``"DESC"`` to sort on the typed number (facts without one dropped).
-        contains: lower-case words every matching value must contain.
-        facts: fact IRIs to restrict to (used to load provenance for LLM-found facts).
-        any_of: lower-case strings one of which every matching value must contain.
-        dated: only the values typed as dates.
-        lean: select what membership reads (``_LEAN_SELECT``: no subject, quote or
-            chunk), the value's filters next to the value, for a scan over many
-            documents whose members' provenance is read afterwards by ``facts``.
-    """
-    parts = [f"SELECT {_LEAN_SELECT if lean else _SELECT} WHERE {{"]
-    if facts:  # first, so the engine starts from the given nodes
-        parts.append("  VALUES ?fact { " + " ".join(iri(f).n3() for f in facts) + " }")
-    if props:  # before the body: oxigraph then starts from the property's facts (2-3x)
-        parts.append("  VALUES ?prop { " + " ".join(iri(p).n3() for p in props) + " }")
-    if lean:  # the value and its filters first: oxigraph then filters before it joins
-        parts.append(f"  ?fact <{HR}value> ?value .")
-    else:
-        parts.append(_BODY)
-    for word in contains:
-        parts.append(f"  FILTER(CONTAINS(LCASE(STR(?value)), {literal(word).n3()}))")
-    if any_of:
-        either = " || ".join(f"CONTAINS(LCASE(STR(?value)), {literal(w).n3()})" for w in any_of)
-        parts.append(f"  FILTER({either})")
-    if lean:
-        parts.append(_LEAN_BODY)
-    if order:
-        parts.append('  FILTER(BOUND(?number) && ?status = "stated")')
-    if dated:
-        parts.append('  FILTER(BOUND(?number) && STR(?unit) = "date")')
-    parts.append("}")
-    parts.append(f"ORDER BY {order}(?number) ?doc" if order else "ORDER BY ?doc ?page")
-    return "\n".join(parts)
-
-
-def either_query(props: Sequence[str], roots: Sequence[str]) -> str:
-    """The lean scan (``fact_query(lean=True)``) of the values of ``props`` and of the
-    values that hold one of ``roots``: a question that asks for a concept and for
-    something else ("corrosive products not regulated for transport")."""
-    values = " ".join(iri(p).n3() for p in props)
-    either = " || ".join(f"CONTAINS(LCASE(STR(?value)), {literal(w).n3()})" for w in roots)
-    return "\n".join(
-        [
-            f"SELECT {_LEAN_SELECT} WHERE {{",
-            f"  {{ VALUES ?prop {{ {values} }}",
-            f"    ?fact <{HR}property> ?prop ; <{HR}value> ?value . }}",
-            f"  UNION {{ ?fact <{HR}value> ?value . FILTER({either}) }}",
-            _LEAN_BODY,
-            "}",
-            "ORDER BY ?doc ?page",
-        ]
-    )
 
 
 async def run_kg_chain(
@@ -180,57 +78,30 @@ async def run_kg_chain(
     if not scope:
         result.errors.append(ChainError(chain="kg", kind="empty_scope", message="no documents"))
         return result
-    template = _template(analysis, ontology)
-    if analysis.collection and analysis.others_of:  # "which other products ...?"
-        scope = [d for d in scope if d not in analysis.others_of]
-    if analysis.collection and analysis.kind_label:  # "Which liquids ...?"
-        scope = [d for d in scope if d in analysis.kind_set]
-        template = template or _model_template(ontology, document_model(ontology).kinds)
-    loose = analysis.set_loose and template and not analysis.concepts  # a concept: the set
-    if analysis.collection and analysis.named_set and not loose:
-        scope = [d for d in analysis.named_set if d in scope]  # "How many zinc compounds?"
-        template = template or _naming_template(ontology)
     if analysis.aggregate:  # counts, groups, averages: no template, the model's query
         return await _aggregate_chain(
-            analysis, graph=graph, ontology=ontology, scope=scope, llm=llm,
+            analysis, graph=graph, ontology=ontology, scope=_set_scope(analysis, scope), llm=llm,
             result=result, workers=workers, deadline=deadline,
         )  # fmt: skip
-    if every_document(analysis):  # "How many invoices do we hold?"
-        template = _naming_template(ontology)
-    first = analysis.also if analysis.intent in ("min", "max") else ()
-    if template is not None and analysis.collection and first:  # "the class 3 product
-        met = await _meeting(first, graph=graph, scope=scope, result=result, workers=workers,
-                             ontology=ontology)  # fmt: skip
-        scope = sorted({f.doc_id for f in met})  # with the lowest ...": among class 3
-    if template is not None and analysis.collection:  # precision first: members only
-        await _collect(template, "template", analysis, graph=graph, scope=scope,
-                       result=result, workers=workers)  # fmt: skip
-        if not result.facts and not result.errors and (coded := _asked_values(analysis)):
-            await _collect(coded, "broadened", analysis, graph=graph, scope=scope,
-                           result=result, workers=workers)  # fmt: skip
-        if analysis.also and result.facts and not result.errors:
-            kept = sorted({f.doc_id for f in result.facts})
-            met = await _meeting(analysis.also, graph=graph, scope=kept, result=result,
-                                 workers=workers, ontology=ontology)  # fmt: skip
-            both = {f.doc_id for f in met}
-            result.facts = [f for f in [*result.facts, *met] if f.doc_id in both]
-        named = {f.doc_id for f in result.facts}
-        if every_document(analysis) and not result.errors and len(named) < len(scope):
-            unnamed = [d for d in scope if d not in named]  # no name read: any of its facts
-            await _collect(fact_query([], lean=True), "broadened", analysis, graph=graph,
-                           scope=unnamed, result=result, workers=workers)  # fmt: skip
+    if analysis.collection:
+        await _collection(analysis, graph=graph, ontology=ontology, scope=scope,
+                          result=result, workers=workers)  # fmt: skip
         if result.facts or result.errors or llm is None:
             return _finished(result, ontology)
-        template = None  # no phrase of the question matched: the model writes SPARQL
+    template = None if analysis.collection else _template(analysis)
     if template is not None:
         docs = [d for d in analysis.doc_ids if d in scope] or list(scope)
-        await _run(template, "template", graph=graph, scope=docs, result=result, workers=workers)
+        await run_query(
+            template, "template", graph=graph, scope=docs, result=result, workers=workers
+        )
         if not result.facts and not result.errors and (broad := _any_property(analysis)):
-            await _run(broad, "broadened", graph=graph, scope=docs, result=result, workers=workers)
+            await run_query(
+                broad, "broadened", graph=graph, scope=docs, result=result, workers=workers
+            )
         if (unranked := _unranked(analysis, result)) is not None:
             ranked = {f.doc_id for f in result.facts}
             before = len(result.facts)
-            await _run(
+            await run_query(
                 unranked, "template", graph=graph, scope=docs, result=result, workers=workers
             )
             result.facts[before:] = [f for f in result.facts[before:] if f.doc_id not in ranked]
@@ -296,10 +167,97 @@ def _finished(result: KGResult, ontology: Ontology) -> KGResult:
     return result
 
 
-def _template(a: QuestionAnalysis, ontology: Ontology) -> str | None:
+def _set_scope(a: QuestionAnalysis, scope: Sequence[str]) -> list[str]:
+    """The documents a collection question is asked of: no others, only a kind, only
+    those a name many share (a plural noun's set is a guess: asked of all, unless the
+    question asks for a concept)."""
+    out = list(scope)
+    if a.others_of:  # "which other products ...?"
+        out = [d for d in out if d not in a.others_of]
+    if a.kind_label:  # "Which liquids ...?"
+        out = [d for d in out if d in a.kind_set]
+    if a.named_set and not (a.set_loose and not a.concepts):
+        out = [d for d in a.named_set if d in out]  # "How many zinc compounds?"
+    return out
+
+
+async def _collection(
+    a: QuestionAnalysis,
+    *,
+    graph: GraphStore,
+    ontology: Ontology,
+    scope: Sequence[str],
+    result: KGResult,
+    workers: Workers,
+) -> None:
+    """A collection question's members (``hybrid_rag.ask._collect``), over the documents
+    of its set (``_set_scope``) and, for an extreme, among those that meet its further
+    constraints ("the class 3 product with the lowest ..."); with no phrase that
+    matched, the asked properties' values for the question's codes. Nothing is added
+    when the question holds nothing to look for (the model may write SPARQL)."""
+    scan, whole = _collection_scan(a, ontology), scope
+    if a.kind_label:  # "How many liquids?": the kind values name them
+        scan = scan or _model_scan(ontology, document_model(ontology).kinds)
+    scope = _set_scope(a, scope)
+    if a.named_set and not (a.set_loose and scan and not a.concepts):
+        scan = scan or _naming_scan(ontology)
+    if every_document(a):  # "How many invoices do we hold?"
+        scan = _naming_scan(ontology)
+    if scan is None:
+        return
+    first = a.also if a.intent in ("min", "max") else ()
+    if first:  # "the class 3 product with the lowest ...": among class 3
+        met = await _meeting(first, graph=graph, scope=scope, result=result, workers=workers,
+                             ontology=ontology, whole=whole)  # fmt: skip
+        scope = sorted({f.doc_id for f in met})
+    await collect(scan, "template", a, graph=graph, scope=scope, result=result,
+                  workers=workers, whole=whole)  # fmt: skip
+    if not result.facts and not result.errors and (coded := _asked_values(a)):
+        await collect(coded, "broadened", a, graph=graph, scope=scope, result=result,
+                      workers=workers, whole=whole)  # fmt: skip
+    if a.also and not first and result.facts and not result.errors:
+        kept = sorted({f.doc_id for f in result.facts})
+        met = await _meeting(a.also, graph=graph, scope=kept, result=result, workers=workers,
+                             ontology=ontology, whole=whole)  # fmt: skip
+        both = {f.doc_id for f in met}
+        result.facts = [f for f in [*result.facts, *met] if f.doc_id in both]
+    named = {f.doc_id for f in result.facts}
+    if every_document(a) and not result.errors and len(named) < len(scope):
+        unnamed = [d for d in scope if d not in named]  # no name read: any of its facts
+        await collect(Scan(), "broadened", a, graph=graph, scope=unnamed, result=result,
+                      workers=workers, whole=whole)  # fmt: skip
+
+
+async def _meeting(
+    parts: Sequence[QuestionAnalysis],
+    *,
+    graph: GraphStore,
+    scope: Sequence[str],
+    result: KGResult,
+    workers: Workers,
+    ontology: Ontology,
+    whole: Sequence[str],
+) -> list[Fact]:
+    """The facts by which documents of ``scope`` meet every one of ``parts`` (the
+    further constraints of a question, ``QuestionAnalysis.also``), each collected over
+    the documents that met the ones before; its queries and errors go to ``result``."""
+    met: list[Fact] = []
+    docs = list(scope)
+    for part in parts:
+        scan = _collection_scan(part, ontology)
+        found = KGResult()
+        if scan is not None and docs:
+            await collect(scan, "template", part, graph=graph, scope=docs, result=found,
+                          workers=workers, whole=whole)  # fmt: skip
+        result.attempts += found.attempts
+        result.errors += found.errors
+        docs = sorted({f.doc_id for f in found.facts})
+        met = [f for f in [*met, *found.facts] if f.doc_id in set(docs)]
+    return met
+
+
+def _template(a: QuestionAnalysis) -> str | None:
     props = [p.iri for p in a.properties]
-    if a.collection:
-        return _collection_template(a, ontology)
     if not a.subjects:
         return None
     if a.intent in ("min", "max") and props:
@@ -314,14 +272,14 @@ def _template(a: QuestionAnalysis, ontology: Ontology) -> str | None:
     return None
 
 
-def _asked_values(a: QuestionAnalysis) -> str | None:
+def _asked_values(a: QuestionAnalysis) -> Scan | None:
     """Every value of the asked properties, for a collection filter whose words no
     value prints but whose code the asked property's values may ("a main hazard class
     rating of 2B")."""
     bounded = a.threshold is not None or a.period is not None
     if bounded or not a.properties or not question_codes(a.question):
         return None
-    return fact_query([p.iri for p in a.properties], lean=True)
+    return Scan(props=tuple(p.iri for p in a.properties))
 
 
 SOURCE_NAME_CHARS = 80
@@ -348,7 +306,8 @@ def of_kind(
     is then no kind: "cleaners")."""
     props = _of_model(ontology, document_model(ontology).kinds)
     key = word_key(noun)
-    hits = [v for v in _stated(graph, props, doc_ids) if key in map(word_key, tokens(v.value))]
+    stated = _stated(graph, props, doc_ids, (word_term(noun),))
+    hits = [v for v in stated if key in map(word_key, tokens(v.value))]
     if not hits:
         return None
     label = next(p.label for p in props if p.name == hits[0].predicate)
@@ -363,55 +322,63 @@ def _of_model(ontology: Ontology, names: Sequence[str]) -> list[PropertyDef]:
 
 
 def _stated(
-    graph: GraphStore, props: Sequence[PropertyDef], doc_ids: Sequence[str]
-) -> list[_Stored]:
-    """Every stated value of ``props`` in ``doc_ids``: one lean query."""
-    if not props or not doc_ids:
-        return []
-    rows = graph.query(fact_query([p.iri for p in props], lean=True), scope=list(doc_ids)).rows
-    stored = [v for row in rows if (v := _stored_value(row)) is not None]
-    return [v for v in stored if v.status == "stated"]
+    graph: GraphStore,
+    props: Sequence[PropertyDef],
+    doc_ids: Sequence[str],
+    terms: Sequence[str] = (),
+) -> list[Stored]:
+    """Every stated value of ``props`` in ``doc_ids`` (holding one of ``terms``)."""
+    return stated_values(graph, [p.iri for p in props], doc_ids, terms=terms)
 
 
-def _naming_template(ontology: Ontology) -> str | None:
+def _naming_scan(ontology: Ontology) -> Scan | None:
     """The values that name each document's subject (its name, its synonyms)."""
-    return _model_template(ontology, document_model(ontology).naming)
+    return _model_scan(ontology, document_model(ontology).naming)
 
 
-def _model_template(ontology: Ontology, names: Sequence[str]) -> str | None:
+def _model_scan(ontology: Ontology, names: Sequence[str]) -> Scan | None:
     """The values of a document model's properties (its naming or its kind ones)."""
-    iris = [p.iri for p in _of_model(ontology, names)]
-    return fact_query(iris, lean=True) if iris else None
+    iris = tuple(p.iri for p in _of_model(ontology, names))
+    return Scan(props=iris) if iris else None
 
 
-def _collection_template(a: QuestionAnalysis, ontology: Ontology) -> str | None:
-    """Every document's facts a collection question can use: the asked quantity's for
-    a bound or an extreme, else the values that hold a word of its phrases."""
-    extra = _concept_properties(a, ontology) if a.concepts else []  # "... flammable liquids"
-    if a.threshold is not None or a.intent in ("min", "max") or a.summed or a.distinct:
-        return fact_query([a.properties[0].iri, *extra], lean=True) if a.properties else None
+def _collection_scan(a: QuestionAnalysis, ontology: Ontology) -> Scan | None:
+    """What a collection question reads of every document: the asked quantity's first
+    numbers for a bound or an extreme (with the values of its concepts, every number:
+    "the flammable liquids with a flash point below 0 °C"), its values for a sum or the
+    values it takes, each named document's values for a lookup, the values of a coded
+    or a stated property, the dates in the asked span, the values its concepts are read
+    in, else the values that hold a term of its phrases."""
+    props = tuple(p.iri for p in a.properties)
+    extra = tuple(_concept_properties(a, ontology)) if a.concepts else ()
+    if a.threshold is not None or a.intent in ("min", "max"):
+        if extra and props:  # the members among the documents that state the concepts
+            return Scan(props=(props[0], *extra))
+        extreme = a.intent if a.intent in ("min", "max") and a.threshold is None else None
+        return Scan(props=props[:1], bound=a.threshold, extreme=extreme) if props else None
+    if a.summed or a.distinct:  # the asked amounts, or the values a property takes
+        return Scan(props=props[:1]) if props else None
     if a.intent == "lookup" and a.named_set:  # each named document's values
-        return fact_query([p.iri for p in a.properties], lean=True)
+        return Scan(props=props)
     if stating(a):  # "Which products have a flash point?": the asked values
-        return fact_query([p.iri for p in a.properties if p.name in stated_props(a)], lean=True)
+        return Scan(props=tuple(p.iri for p in a.properties if p.name in stated_props(a)))
     if a.coded is not None:  # "DOT class 8": every value of the coded property
-        return fact_query([p.iri for p in a.properties if p.name == a.coded[0]], lean=True)
+        return Scan(props=tuple(p.iri for p in a.properties if p.name == a.coded[0]))
     if a.period is not None:  # the asked dates, or any date the documents state
-        dates = [p.iri for p in a.properties if p.name in a.typed]
+        dates = tuple(p.iri for p in a.properties if p.name in a.typed)
         if extra and dates:  # typed dates, and the values that state the concepts
-            return fact_query([*dates, *extra], lean=True)
-        return fact_query(dates, dated=True, lean=True)
+            return Scan(props=(*dates, *extra))
+        return Scan(props=dates, period=a.period)
     if a.concepts:  # the values of the properties the concepts are read in
-        props = _concept_properties(a, ontology)
         if not a.concept_combined:
-            return fact_query(props, lean=True)
-        rest = without_concepts(a)
-        roots = search_roots(asked_phrases(rest, rest.kind_words), a.vocabulary)
-        return either_query(props, roots) if props and roots else fact_query([], lean=True)
-    roots = search_roots(asked_phrases(a, a.kind_words), a.vocabulary)
-    if roots and a.properties and labels_only(a):  # "marine pollutants": "yes" holds no root
-        return either_query([p.iri for p in a.properties], roots)
-    return fact_query([], any_of=roots, lean=True) if roots else None
+            return Scan(props=extra)
+        rest = without_concepts(a)  # "... not regulated for transport": its terms too
+        terms = search_terms(asked_phrases(rest, rest.kind_words), a.vocabulary)
+        return Scan(terms=terms, either=extra) if terms and extra else Scan()
+    terms = search_terms(asked_phrases(a, a.kind_words), a.vocabulary)
+    if terms and props and labels_only(a):  # "marine pollutants": "yes" holds no term
+        return Scan(terms=terms, either=props)
+    return Scan(terms=terms) if terms else None
 
 
 def _concept_properties(a: QuestionAnalysis, ontology: Ontology) -> list[str]:
@@ -465,212 +432,6 @@ def _root(word: str) -> str:
 
 def _classified(a: QuestionAnalysis) -> bool:
     return re.search(r"\bclassified|categori[sz]ed", a.question, re.I) is not None
-
-
-async def _run(
-    sparql: str,
-    origin: str,
-    *,
-    graph: GraphStore,
-    scope: Sequence[str],
-    result: KGResult,
-    workers: Workers,
-    deadline: float | None = None,
-    facts: bool = True,
-) -> SparqlResult | None:
-    """Run one query (abandoned at cancellation); errors become attempts and chain errors.
-
-    With a ``deadline`` and a store that can stop a query, the query runs bounded. Its
-    rows become ``result.facts`` unless ``facts`` is false (the caller reads them).
-    """
-    try:
-        res = await workers.run(
-            lambda: _query(graph, sparql, scope=scope, deadline=deadline), abandon_on_cancel=True
-        )
-    except HybridRAGError as exc:
-        result.attempts.append(SparqlAttempt(query=sparql, origin=origin, error=str(exc)))  # type: ignore[arg-type]
-        if isinstance(exc, QueryTimeoutError):
-            result.errors.append(ChainError(chain="kg", kind="timeout", message=str(exc)))
-            return None
-        unreadable = isinstance(exc, StoreLockedError | DamagedStoreError) or (
-            origin == "template" and isinstance(exc, StoreError)
-        )
-        if unreadable:  # an unreadable store is an error, never "no matching facts"
-            result.errors.append(ChainError(chain="kg", kind=type(exc).__name__, message=str(exc)))
-        return None
-    result.attempts.append(SparqlAttempt(query=sparql, origin=origin, rows=len(res.rows)))  # type: ignore[arg-type]
-    if facts:
-        result.facts.extend(f for row in res.rows if (f := _row_fact(row)) is not None)
-    return res
-
-
-PROVENANCE_BATCH = 500
-"""Facts whose provenance one query reads (``VALUES ?fact``): the query text stays small."""
-
-
-async def _collect(
-    sparql: str,
-    origin: str,
-    a: QuestionAnalysis,
-    *,
-    graph: GraphStore,
-    scope: Sequence[str],
-    result: KGResult,
-    workers: Workers,
-) -> None:
-    """A collection question's members: a lean scan of the values (``fact_query(lean=
-    True)``), membership decided on them, then the provenance of the members only.
-
-    Reading the subject, the quote and the chunk of every value a filter's roots hold
-    (thousands of facts for a common word) cost more than the scan itself.
-    """
-    res = await _run(sparql, origin, graph=graph, scope=scope, result=result,
-                     workers=workers, facts=False)  # fmt: skip
-    if res is None:
-        return
-    values = [v for row in res.rows if (v := _stored_value(row)) is not None]
-    chosen = members(a, values)
-    result.notes = left_out(a, values, chosen, scope=len(scope))
-    wanted = list(dict.fromkeys(v.fact for v in chosen))
-    found = await _provenance(wanted, origin, graph=graph, scope=scope, result=result,
-                              workers=workers)  # fmt: skip
-    result.facts.extend(found[v.fact] for v in chosen if v.fact in found)
-
-
-async def _provenance(
-    wanted: Sequence[str],
-    origin: str,
-    *,
-    graph: GraphStore,
-    scope: Sequence[str],
-    result: KGResult,
-    workers: Workers,
-) -> dict[str, Fact]:
-    """Each fact's provenance (subject, quote, page, chunk), ``PROVENANCE_BATCH`` facts a
-    query. A failed read is an error, never "none": members found, their evidence
-    unread."""
-    found: dict[str, Fact] = {}
-    for i in range(0, len(wanted), PROVENANCE_BATCH):
-        query = fact_query([], facts=wanted[i : i + PROVENANCE_BATCH])
-        read = await _run(query, origin, graph=graph, scope=scope, result=result,
-                          workers=workers, facts=False)  # fmt: skip
-        if read is None:
-            if not result.errors:
-                message = "the store failed while reading the members' evidence"
-                result.errors.append(ChainError(chain="kg", kind="StoreError", message=message))
-            return {}
-        for row in read.rows:
-            if (f := _row_fact(row)) is not None:
-                found.setdefault(row["fact"].value, f)
-    return found
-
-
-async def _meeting(
-    parts: Sequence[QuestionAnalysis],
-    *,
-    graph: GraphStore,
-    scope: Sequence[str],
-    result: KGResult,
-    workers: Workers,
-    ontology: Ontology,
-) -> list[Fact]:
-    """The facts by which documents of ``scope`` meet every one of ``parts`` (the
-    further constraints of a question, ``QuestionAnalysis.also``), each collected over
-    the documents that met the ones before; its queries and errors go to ``result``."""
-    met: list[Fact] = []
-    docs = list(scope)
-    for part in parts:
-        template = _collection_template(part, ontology)
-        found = KGResult()
-        if template is not None and docs:
-            await _collect(template, "template", part, graph=graph, scope=docs,
-                           result=found, workers=workers)  # fmt: skip
-        result.attempts += found.attempts
-        result.errors += found.errors
-        docs = sorted({f.doc_id for f in found.facts})
-        met = [f for f in [*met, *found.facts] if f.doc_id in set(docs)]
-    return met
-
-
-@dataclass(frozen=True, slots=True)
-class _Stored:
-    """A fact's value as the lean scan reads it (what ``members`` decides on)."""
-
-    fact: str
-    doc_id: str
-    predicate: str
-    value: str
-    number: float | None
-    unit: str | None
-    status: str
-
-
-def _stored_value(row: dict[str, Term]) -> _Stored | None:
-    if any(k not in row for k in ("fact", "doc", "prop", "value")):
-        return None
-    number = row["number"].to_python() if "number" in row else None
-    status = row["status"].value if "status" in row else "stated"
-    return _Stored(
-        fact=row["fact"].value,
-        doc_id=row["doc"].value,
-        predicate=re.split(r"[#/]", row["prop"].value)[-1],
-        value=row["value"].value,
-        number=float(number) if isinstance(number, (int, float)) else None,
-        unit=row["unit"].value if "unit" in row else None,
-        status="unavailable" if status == "unavailable" else "stated",
-    )
-
-
-def _query(
-    graph: GraphStore, sparql: str, *, scope: Sequence[str], deadline: float | None
-) -> SparqlResult:
-    if deadline is None or not isinstance(graph, BoundedQueries):
-        return graph.query(sparql, scope=scope)
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise QueryTimeoutError("no time left for the query")
-    return graph.query_bounded(sparql, scope=scope, timeout=left, max_rows=MAX_GENERATED_ROWS)
-
-
-def _row_fact(row: dict[str, Term]) -> Fact | None:
-    need = ("doc", "subject", "label", "prop", "value", "page", "quote")
-    if any(k not in row for k in need):
-        return None
-    prop = row["prop"].value
-    number = row["number"].to_python() if "number" in row else None
-    status = row["status"].value if "status" in row else "stated"
-    doc = row["doc"].value
-    return Fact(
-        doc_id=doc,
-        subject=row["label"].value,
-        subject_iri=row["subject"].value,
-        predicate=re.split(r"[#/]", prop)[-1],
-        predicate_label=_humanise(re.split(r"[#/]", prop)[-1]),
-        value=row["value"].value,
-        number=float(number) if isinstance(number, (int, float)) else None,
-        unit=row["unit"].value if "unit" in row else None,
-        status="unavailable" if status == "unavailable" else "stated",
-        position=_position(row["fact"].value) if "fact" in row else None,
-        evidence=Evidence(
-            doc_id=doc,
-            page=max(1, int(row["page"].to_python())),
-            chunk_id=row["chunk"].value if "chunk" in row else None,
-            quote=row["quote"].value,
-        ),
-    )
-
-
-_FACT_NUMBER = re.compile(r"-fact-(\d+)$")
-
-
-def _position(fact_iri: str) -> int | None:
-    """Where the extractor read a fact: the number its IRI ends in (``ingest.triples``)."""
-    m = _FACT_NUMBER.search(fact_iri)
-    return int(m.group(1)) if m else None
-
-
-def _humanise(name: str) -> str:
-    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).replace("_", " ").lower()
 
 
 # --- LLM-written SPARQL: observe -> reason -> act, one repair and one broadening -------------
@@ -967,10 +728,10 @@ async def _try_generated(
     except SparqlValidationError as exc:
         result.attempts.append(SparqlAttempt(query=query, origin=origin, error=f"rejected: {exc}"))  # type: ignore[arg-type]
         return False, f"The query was rejected: {exc}. Fix it."
-    res = await _run(query, origin, graph=graph, scope=scope, result=result, workers=workers,
+    res = await run_query(query, origin, graph=graph, scope=scope, result=result, workers=workers,
                      deadline=deadline, facts=False)  # fmt: skip
     if res is not None and grouping is not None:  # the members the aggregate counted
-        res = await _run(grouping.query, origin, graph=graph, scope=scope, result=result,
+        res = await run_query(grouping.query, origin, graph=graph, scope=scope, result=result,
                          workers=workers, deadline=deadline, facts=False)  # fmt: skip
     if res is None:
         if any(e.kind == "timeout" for e in result.errors):
@@ -981,7 +742,7 @@ async def _try_generated(
         return False, "The query returned no rows. Broaden it (fewer constraints, CONTAINS)."
     if grouping is None and not a.collection:
         iris = [r["fact"].value for r in rows[:50]]
-        await _run(fact_query([], facts=iris), "template", graph=graph, scope=scope,
+        await run_query(fact_query([], facts=iris), "template", graph=graph, scope=scope,
                    result=result, workers=workers)  # fmt: skip
         return True, None
     keys = grouping.keys if grouping else ()
@@ -1022,6 +783,38 @@ async def _members(
         labels=tuple(lab for _f, lab in kept),
         complete=len(rows) < MAX_GENERATED_ROWS,
     )
+
+
+PROVENANCE_BATCH = 500
+"""Facts whose provenance one query reads (``VALUES ?fact``): the query text stays small."""
+
+
+async def _provenance(
+    wanted: Sequence[str],
+    origin: str,
+    *,
+    graph: GraphStore,
+    scope: Sequence[str],
+    result: KGResult,
+    workers: Workers,
+) -> dict[str, Fact]:
+    """Each fact's provenance (subject, quote, page, chunk), ``PROVENANCE_BATCH`` facts a
+    query. A failed read is an error, never "none": members found, their evidence
+    unread."""
+    found: dict[str, Fact] = {}
+    for i in range(0, len(wanted), PROVENANCE_BATCH):
+        query = fact_query([], facts=wanted[i : i + PROVENANCE_BATCH])
+        read = await run_query(query, origin, graph=graph, scope=scope, result=result,
+                               workers=workers, facts=False)  # fmt: skip
+        if read is None:
+            if not result.errors:
+                message = "the store failed while reading the members' evidence"
+                result.errors.append(ChainError(chain="kg", kind="StoreError", message=message))
+            return {}
+        for row in read.rows:
+            if (f := row_fact(row)) is not None:
+                found.setdefault(row["fact"].value, f)
+    return found
 
 
 def _select_vars(query: str) -> set[str]:

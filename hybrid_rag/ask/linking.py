@@ -34,6 +34,61 @@ class _Label:
     order: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class _Lookup:
+    """Where to look in an index's labels (built once per index, on first use): a
+    question is matched against the labels that hold one of its words, not all of them.
+    Lists hold label positions in index order."""
+
+    by_token: dict[str, list[int]]  # a name word -> the labels holding it
+    by_first: dict[str, list[int]]  # a name's first word -> the labels opening with it
+    by_singular: dict[str, list[int]]  # a word as a singular -> the labels holding it
+    by_doc: dict[str, list[int]]  # a document -> its labels
+    own: list[bool]  # whether a label is its document's first (its own name)
+    singular: list[tuple[str, ...]]  # each label's words as singulars, in order
+    weight: list[float]  # each label's IDF weight (its words)
+    sources: dict[str, list[int]]  # a word as a singular -> the sources' names holding it
+    source_words: list[tuple[str, ...]]  # each source name's words as singulars
+
+
+def _lookup(labels: Sequence[_Label], sources: Sequence[_Label], idf: dict[str, float]) -> _Lookup:
+    by_token: dict[str, list[int]] = {}
+    by_first: dict[str, list[int]] = {}
+    by_singular: dict[str, list[int]] = {}
+    by_doc: dict[str, list[int]] = {}
+    singular = [tuple(map(_singular, lab.order)) for lab in labels]
+    for i, lab in enumerate(labels):
+        for t in lab.toks:
+            by_token.setdefault(t, []).append(i)
+        for t in dict.fromkeys(singular[i]):
+            by_singular.setdefault(t, []).append(i)
+        if lab.order:
+            by_first.setdefault(lab.order[0], []).append(i)
+        by_doc.setdefault(lab.doc_id, []).append(i)
+    firsts = {ids[0] for ids in by_doc.values()}
+    source_words = [tuple(map(_singular, s.order)) for s in sources]
+    by_source: dict[str, list[int]] = {}
+    for i, words in enumerate(source_words):
+        for t in dict.fromkeys(words):
+            by_source.setdefault(t, []).append(i)
+    return _Lookup(
+        by_token=by_token,
+        by_first=by_first,
+        by_singular=by_singular,
+        by_doc=by_doc,
+        own=[i in firsts for i in range(len(labels))],
+        singular=singular,
+        weight=[sum(idf[t] for t in lab.toks) for lab in labels],
+        sources=by_source,
+        source_words=source_words,
+    )
+
+
+def _among(index: dict[str, list[int]], words: Iterable[str]) -> list[int]:
+    """The positions listed under any of ``words``, in index order."""
+    return sorted({i for w in words for i in index.get(w, ())})
+
+
 class SubjectIndex:
     """The names of each document's subject, matched against questions.
 
@@ -53,10 +108,21 @@ class SubjectIndex:
         df = Counter(t for doc in _by_doc(self._labels).values() for t in doc)
         n = max(1, len(_by_doc(self._labels)))
         self._idf = {t: math.log(1 + n / c) for t, c in df.items()}
+        self._built: _Lookup | None = None
+
+    def _look(self) -> _Lookup:
+        """The index's look-up tables (built on first use; an index is not changed
+        after: ``restricted``, ``with_sources`` and ``with_names`` make new ones)."""
+        built = self._built
+        if built is None:
+            built = self._built = _lookup(self._labels, self._sources, self._idf)
+        return built
 
     def restricted(self, doc_ids: Iterable[str]) -> SubjectIndex:
         """The same index seeing only ``doc_ids`` (IDF weights kept from the full index)."""
         keep = set(doc_ids)
+        if keep.issuperset(self._look().by_doc) and all(s.doc_id in keep for s in self._sources):
+            return self  # the whole index: its look-up tables are kept
         out = SubjectIndex((), min_coverage=self._min)
         out._labels = [lab for lab in self._labels if lab.doc_id in keep]
         out._sources = [lab for lab in self._sources if lab.doc_id in keep]
@@ -81,33 +147,37 @@ class SubjectIndex:
         return out
 
     def __len__(self) -> int:
-        return len({lab.doc_id for lab in self._labels})
+        return len(self._look().by_doc)
 
     def doc_ids(self) -> list[str]:
         """The documents this index sees, in insertion order."""
-        return list(dict.fromkeys(lab.doc_id for lab in self._labels))
+        return list(self._look().by_doc)
 
     def label_of(self, doc_id: str) -> str | None:
         """The first (preferred) product name of a document, or ``None``."""
-        return next((lab.label for lab in self._labels if lab.doc_id == doc_id), None)
+        ids = self._look().by_doc.get(doc_id)
+        return self._labels[ids[0]].label if ids else None
 
     def share(self, doc_id: str, toks: Iterable[str]) -> float:
         """The largest share of one of the document's names' weight that ``toks`` carry
         (IDF-weighted, as coverage): 1.0 when they hold a whole name."""
         said = set(toks)
+        look = self._look()
         best = 0.0
-        for lab in self._labels:
-            if lab.doc_id == doc_id and (total := sum(self._idf[t] for t in lab.toks)):
+        for i in look.by_doc.get(doc_id, ()):
+            if total := look.weight[i]:
+                lab = self._labels[i]
                 best = max(best, sum(self._idf[t] for t in lab.toks & said) / total)
         return best
 
     def doc_tokens(self, doc_id: str) -> frozenset[str]:
         """Every token of every product name of one document."""
-        return frozenset(t for lab in self._labels if lab.doc_id == doc_id for t in lab.toks)
+        ids = self._look().by_doc.get(doc_id, ())
+        return frozenset(t for i in ids for t in self._labels[i].toks)
 
     def tokens(self) -> frozenset[str]:
         """Every token of every product name this index sees."""
-        return frozenset(t for lab in self._labels for t in lab.toks)
+        return frozenset(self._look().by_token)
 
     def naming(self, words: Sequence[str]) -> list[str]:
         """Documents one of whose names holds ``words`` in a row, plurals as singulars (a
@@ -118,14 +188,13 @@ class SubjectIndex:
         want = tuple(_singular(w) for w in words if w not in STOPWORDS)
         if not want:
             return []
+        look = self._look()
         found: dict[str, None] = {}
-        seen: set[str] = set()
-        for lab in self._labels:
-            own = lab.doc_id not in seen
-            seen.add(lab.doc_id)
-            if lab.doc_id in found or (not own and "," in lab.label):
+        for i in look.by_singular.get(want[0], ()):
+            lab = self._labels[i]
+            if lab.doc_id in found or (not look.own[i] and "," in lab.label):
                 continue
-            if in_row(tuple(map(_singular, lab.order)), want):
+            if in_row(look.singular[i], want):
                 found[lab.doc_id] = None
         return list(found)
 
@@ -148,7 +217,12 @@ class SubjectIndex:
         want = tuple(_singular(w) for w in words if w not in STOPWORDS)
         if not want:
             return []
-        found = (s.doc_id for s in self._sources if in_row(tuple(map(_singular, s.order)), want))
+        look = self._look()
+        found = (
+            self._sources[i].doc_id
+            for i in look.sources.get(want[0], ())
+            if in_row(look.source_words[i], want)
+        )
         return list(dict.fromkeys(found))
 
     def link(self, question: str) -> list[SubjectMatch]:
@@ -159,20 +233,21 @@ class SubjectIndex:
         }
         q |= {_singular(t) for t in q}  # "Hexanes" names the sheet whose alias is "Hexane"
         best: dict[str, tuple[float, float, _Label, frozenset[str]]] = {}
-        for lab in self._labels:
+        look = self._look()
+        for i in _among(look.by_token, q):
+            lab = self._labels[i]
             matched = lab.toks & q
             if not matched or (_wordless(matched) and not _wordless(lab.toks)):
                 continue  # a bare number ("2 + 2") names no "2-Propanone"
-            total = sum(self._idf[t] for t in lab.toks)
+            total = look.weight[i]
             got = sum(self._idf[t] for t in matched)
             cov = round(got / total, 6) if total else 0.0  # sums over sets: order varies
             key = (cov, got)
             if cov >= self._min and (lab.doc_id not in best or key > best[lab.doc_id][:2]):
                 best[lab.doc_id] = (cov, got, lab, frozenset(matched))
         named: dict[str, frozenset[str]] = {}  # every question word any name of a doc holds
-        for lab in self._labels:
-            if lab.doc_id in best:
-                named[lab.doc_id] = named.get(lab.doc_id, frozenset()) | (lab.toks & q)
+        for doc in best:
+            named[doc] = frozenset(t for i in look.by_doc[doc] for t in self._labels[i].toks & q)
         ranked = sorted(
             ((c, g, lab, named[lab.doc_id]) for c, g, lab, _m in best.values()),
             key=lambda v: (-v[0], -v[1], v[2].doc_id),
@@ -214,7 +289,8 @@ class SubjectIndex:
         words = _words(question)
         toks = [t for t, _namey in words]
         found: dict[str, tuple[float, _Label, frozenset[str], int]] = {}
-        for lab in self._labels:
+        for n in _among(self._look().by_first, toks):
+            lab = self._labels[n]
             total = sum(self._idf[t] for t in lab.order)
             for i in range(len(toks)):
                 k = 0

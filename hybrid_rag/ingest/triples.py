@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hybrid_rag._checks import check_doc_id
+from hybrid_rag._terms import INDEX_VERSION, TERM, TERM_INDEX, value_terms
 from hybrid_rag._vocab import DATA, HR, RDF_TYPE, RDFS_LABEL, SKOS_ALT
 from hybrid_rag.errors import OntologyError
 from hybrid_rag.rdf import Term, Triple, iri, literal
@@ -12,9 +14,10 @@ from hybrid_rag.rdf import Term, Triple, iri, literal
 if TYPE_CHECKING:
     from hybrid_rag.types import DocumentModel, ExtractedFact, Extraction, Ontology
 
-__all__ = ["build_triples", "doc_local_name", "subject_iri"]
+__all__ = ["build_triples", "doc_local_name", "subject_iri", "with_term_index"]
 
 _T = iri(RDF_TYPE)
+_TERM = iri(TERM)
 _THING = "http://www.w3.org/2002/07/owl#Thing"
 
 
@@ -46,7 +49,8 @@ def subject_iri(doc_id: str, *, ontology: Ontology | None = None) -> str:
 
 def build_triples(doc_id: str, extraction: Extraction, *, ontology: Ontology) -> list[Triple]:
     """All triples of one document: its subject (typed with the ontology's subject class,
-    named and aliased), its parts, direct property triples and ``hr:Fact`` nodes."""
+    named and aliased), its parts, direct property triples and ``hr:Fact`` nodes with
+    the terms of their values (``hybrid_rag._terms``)."""
     from hybrid_rag.ontology import document_model
 
     ns = ontology.namespace
@@ -56,6 +60,7 @@ def build_triples(doc_id: str, extraction: Extraction, *, ontology: Ontology) ->
     if model.subject_class is not None:
         out.append((subject, _T, iri(ns + model.subject_class)))
     out.append((subject, iri(RDFS_LABEL), literal(extraction.subject)))
+    out.append((subject, iri(TERM_INDEX), literal(INDEX_VERSION)))
     out += [(subject, iri(SKOS_ALT), literal(a)) for a in extraction.aliases]
     parts = _parts(extraction.facts, subject, model=model, ontology=ontology)
     for triples in parts.values():
@@ -65,6 +70,23 @@ def build_triples(doc_id: str, extraction: Extraction, *, ontology: Ontology) ->
         owner = subject if fact.part is None or fact.part not in parts else parts[fact.part][0]
         out += _fact_triples(doc_id, n, fact, owner, ns=ns, ontology=ontology, entities=entities)
     return out
+
+
+def with_term_index(doc_id: str, triples: Sequence[Triple]) -> list[Triple]:
+    """A document graph's triples with the term index as ingest writes it now
+    (``hybrid_rag._terms``): the terms of every fact's value and the graph's
+    ``hr:termIndex``, for a graph written before the index; one that has it is returned
+    as it is. Nothing else changes."""
+    if any(p.value == TERM_INDEX and o.value == INDEX_VERSION for _s, p, o in triples):
+        return list(triples)
+    out = [t for t in triples if t[1].value not in (TERM, TERM_INDEX)]
+    terms = [
+        (s, _TERM, literal(t))
+        for s, p, o in out
+        if p.value == HR + "value" and o.kind == "literal"
+        for t in sorted(value_terms(o.value))
+    ]
+    return [*out, (iri(subject_iri(doc_id)), iri(TERM_INDEX), literal(INDEX_VERSION)), *terms]
 
 
 def _parts(
@@ -123,6 +145,7 @@ def _fact_triples(
         (node, iri(HR + "page"), literal(fact.page)),
         (node, iri(HR + "quote"), literal(fact.quote)),
     ]
+    out += [(node, _TERM, literal(t)) for t in sorted(value_terms(fact.value))]
     if fact.chunk_id:
         out.append((node, iri(HR + "chunk"), literal(fact.chunk_id)))
     if fact.number is not None:

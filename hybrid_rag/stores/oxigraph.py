@@ -18,6 +18,10 @@ binds ~N solutions, so that plan costs ~N^2 (seconds at a thousand documents). I
   kept) into an in-memory store that holds nothing else, and the query runs there on the
   union default graph: linear in the scope's triples, and no other graph exists to be
   read. The copy is reused while no write happened (the last ``_COPY_CACHE`` scopes);
+* a query that reads only inside ``GRAPH ?g`` (``hybrid_rag._per_graph``) over such a
+  scope is not copied: it runs on the whole store with ``VALUES ?g { <scoped graphs> }``
+  first in its WHERE group, so ``?g`` binds the scoped graphs only (linear, and nothing
+  of another graph reaches a row);
 * smaller scopes use the per-graph dataset directly.
 
 On disk, the first two read the in-memory mirror of the whole store once it has loaded
@@ -46,6 +50,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from hybrid_rag import _vocab
 from hybrid_rag._checks import check_doc_id, check_scope, check_triples, is_doc_id
+from hybrid_rag._per_graph import graph_variable, with_graph_filter, with_graph_values
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
 from hybrid_rag.sparql import validate_query
@@ -318,6 +323,8 @@ class OxigraphGraphStore(Closing):
             if result is not None:
                 return result
         if len(graphs) >= _COPY_MIN_GRAPHS:
+            if (per := graph_variable(sparql)) is not None:  # the scope said in the query
+                return self._query_per_graph(source, sparql, per.var, graphs)
             return _execute(self._scope_copy(source, graphs), sparql, graphs, union=True)
         return _execute(db, sparql, graphs, path=self._path)
 
@@ -387,21 +394,64 @@ class OxigraphGraphStore(Closing):
         oxigraph evaluates a default graph given as a list of N graphs with N lookups
         per pattern (cost ~ N^2 for a query over N documents); the union default graph
         is one lookup. It is only equivalent when no graph outside the scope exists, so
-        the check is repeated if a write ran meanwhile (seqlock on ``_generation``).
+        the check is repeated if a write ran meanwhile (``_unwritten``).
         """
+
+        def run() -> SparqlResult | None:
+            if not self._covers(db, graphs):
+                return None
+            return _execute(db, sparql, graphs, union=True, path=self._path)
+
+        return self._unwritten(run)
+
+    def _query_per_graph(
+        self, db: Store, sparql: str, var: str, graphs: Sequence[str]
+    ) -> SparqlResult:
+        """A query that reads only inside ``GRAPH ?var``, over a part of the store: run
+        on the whole store with the scope said inside it, as the graphs outside it
+        (``?var NOT IN (...)``) when they are fewer, else as ``VALUES ?var`` (parsing
+        thousands of IRIs costs more than the query). The graphs outside are those of
+        the store when the query ran (``_unwritten``)."""
+
+        def run() -> SparqlResult | None:
+            outside = sorted(self._named(db).difference(graphs))
+            if len(outside) >= len(graphs):
+                return None
+            text = with_graph_filter(sparql, var, base=None, excluded=outside)
+            return _execute(db, text, graphs, union=True, path=self._path)
+
+        result = self._unwritten(run)
+        if result is not None:
+            return result
+        scoped = with_graph_values(sparql, var, graphs)
+        return _execute(db, scoped, graphs, union=True, path=self._path)
+
+    def _unwritten(self, run: Callable[[], SparqlResult | None]) -> SparqlResult | None:
+        """``run()``'s result when no write ran meanwhile (seqlock on ``_generation``;
+        tried again after a write), else ``None``; ``None`` too when ``run`` gives it."""
         for attempt in range(20):
             with self._gen_lock:
                 generation, writing = self._generation, self._writing
             if writing:  # a write in flight may add a graph: wait for it
                 time.sleep(0.002 * (attempt + 1))
                 continue
-            if not self._covers(db, graphs):
+            result = run()
+            if result is None:
                 return None
-            result = _execute(db, sparql, graphs, union=True, path=self._path)
             with self._gen_lock:
                 if self._generation == generation and not self._writing:
                     return result
         return None
+
+    def _named(self, db: Store) -> set[str]:
+        """The store's named graphs (read once, then kept by the writes: ``_covers``)."""
+        if self._graphs is None:
+            listed = {g.value for g in db.named_graphs() if hasattr(g, "value")}
+            with self._gen_lock:
+                if self._graphs is None:
+                    self._graphs = listed
+        with self._gen_lock:
+            return set(self._graphs) if self._graphs is not None else set()
 
     def _covers(self, db: Store, graphs: Sequence[str]) -> bool:
         """Whether ``graphs`` include every named graph and the default graph is empty.
@@ -412,14 +462,7 @@ class OxigraphGraphStore(Closing):
         """
         from pyoxigraph import DefaultGraph
 
-        if self._graphs is None:
-            listed = {g.value for g in db.named_graphs() if hasattr(g, "value")}
-            with self._gen_lock:
-                if self._graphs is None:
-                    self._graphs = listed
-        scoped = set(graphs)
-        with self._gen_lock:  # writers mutate the set under this lock
-            covered = self._graphs is not None and self._graphs.issubset(scoped)
+        covered = self._named(db).issubset(graphs)  # writers mutate the set under the lock
         if not covered:
             return False
         return next(iter(db.quads_for_pattern(None, None, None, DefaultGraph())), None) is None

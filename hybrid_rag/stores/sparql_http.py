@@ -51,6 +51,13 @@ from xml.etree import ElementTree
 
 from hybrid_rag import _vocab
 from hybrid_rag._checks import check_doc_id, check_scope, check_triples, is_doc_id
+from hybrid_rag._per_graph import (
+    GraphListing,
+    graph_variable,
+    listing_query,
+    rows_from,
+    scope_inside,
+)
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.rdf import SparqlResult, Term, Triple, triple_n3
 from hybrid_rag.sparql import validate_query, with_dataset
@@ -276,6 +283,9 @@ class SparqlHttpStore(Closing):
         retries: Extra attempts after a transient failure (connection error, HTTP
             429/502/503/504); other errors are raised at once.
         max_request_bytes: Upper bound of one ``INSERT DATA`` request.
+        listing_ttl: Seconds the list of the store's graphs is kept for queries over
+            many of them (``hybrid_rag._per_graph.scope_inside``); this object's own
+            writes refresh it.
 
     Example:
         >>> store = SparqlHttpStore("http://localhost:7878/query",
@@ -296,13 +306,16 @@ class SparqlHttpStore(Closing):
         timeout: float = 30.0,
         retries: int = 2,
         max_request_bytes: int = 1_000_000,
+        listing_ttl: float = 5.0,
     ) -> None:
         if bearer_token and (username or password):
             raise ConfigurationError("give either username/password or bearer_token, not both")
         if auth is not None and (bearer_token or username or password):
             raise ConfigurationError("give either auth or username/password/bearer_token")
-        if timeout <= 0 or retries < 0 or max_request_bytes < 1024:
-            raise ConfigurationError("timeout > 0, retries >= 0, max_request_bytes >= 1024")
+        if timeout <= 0 or retries < 0 or max_request_bytes < 1024 or listing_ttl < 0:
+            raise ConfigurationError(
+                "timeout > 0, retries >= 0, max_request_bytes >= 1024, listing_ttl >= 0"
+            )
         self.query_url = query_url
         self.update_url = update_url or query_url
         self._graph_base = check_graph_base(graph_base)
@@ -311,6 +324,7 @@ class SparqlHttpStore(Closing):
         self._bearer = bearer_token
         self._update_auth: Any = update_auth
         self._timeout, self._retries, self._max_bytes = timeout, retries, max_request_bytes
+        self._listing = GraphListing(self._listed, ttl=listing_ttl)
         self._lock = threading.Lock()
         self._client: Any = None
         self._closed = False
@@ -394,11 +408,13 @@ class SparqlHttpStore(Closing):
         inserts = insert_requests(
             graph, skolemize(graph, check_triples(triples)), max_bytes=self._max_bytes
         )
+        self._listing.forget()
         if len(inserts) == 1:
             self._update(drop_update(graph) + " ;\n" + inserts[0])
         else:
             for update in [drop_update(graph), *inserts]:
                 self._update(update)
+        self._listing.forget()
         return self.count(doc_id)
 
     def delete(self, doc_id: str) -> bool:
@@ -406,6 +422,7 @@ class SparqlHttpStore(Closing):
         graph = self.graph_iri(doc_id)
         if not self._select(graph_exists_query(graph), None).boolean:
             return False
+        self._listing.forget()
         self._update(drop_update(graph))
         return True
 
@@ -415,7 +432,16 @@ class SparqlHttpStore(Closing):
         validate_query(sparql, allowed_graphs=graphs)
         if not graphs:
             return SparqlResult()
-        return self._select(with_dataset(sparql, graphs), graphs)
+        per = graph_variable(sparql) if len(graphs) > 1 else None
+        if per is None:
+            return self._select(with_dataset(sparql, graphs), graphs)
+        text, keep = scope_inside(sparql, per, graphs, base=self._graph_base, listed=self._listing)
+        return rows_from(self._select(text, None), per, keep)
+
+    def _listed(self) -> list[str]:
+        """The named graphs under ``graph_base`` (for ``scope_inside``)."""
+        rows = self._select(listing_query(self._graph_base), None).rows
+        return [r["g"].value for r in rows if "g" in r]
 
     def doc_ids(self) -> list[str]:
         """Sorted ids of documents with a graph under ``graph_base``."""

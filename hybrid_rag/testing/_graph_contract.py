@@ -241,6 +241,34 @@ class GraphStoreContract:
         result = two_docs.query(q, scope=["a"])
         assert [r["g"].value for r in result.rows] == [two_docs.graph_iri("a")]
 
+    def test_per_graph_query_over_many_documents_sees_the_scope_only(
+        self, graph_store: GraphStore
+    ) -> None:
+        # a query that reads only inside GRAPH ?g may have its scope written into it by
+        # the store (VALUES ?g, or the graphs outside it): the rows are the scope's, for
+        # scopes of every size (all of the store, most, half, a few), also when a VALUES
+        # block sits inside the GRAPH group and a literal is looked up by equality
+        docs = [f"m{i:02d}" for i in range(20)]
+        for doc in docs:
+            graph_store.replace(
+                doc,
+                named_subject(
+                    doc, f"name-{doc}", (iri(f"{EX}{doc}/f"), P_FLASH, literal("shared"))
+                ),
+            )
+        query = (
+            'SELECT ?g ?n WHERE { GRAPH ?g { VALUES ?v { "shared" } ?f <'
+            + P_FLASH.value
+            + "> ?v . "
+            "?s <" + P_NAME.value + "> ?n } }"
+        )
+        for scope in (docs, docs[1:], docs[::2], docs[:9], docs[:3]):
+            rows = graph_store.query(query, scope=scope).rows
+            assert sorted(r["n"].value for r in rows) == sorted(f"name-{d}" for d in scope)
+            assert {r["g"].value for r in rows} == {graph_store.graph_iri(d) for d in scope}
+        distinct = "SELECT DISTINCT ?v WHERE { GRAPH ?g { ?f <" + P_FLASH.value + "> ?v } }"
+        assert values(graph_store.query(distinct, scope=docs[1:]), "v") == ["shared"]
+
     def test_graph_iri_in_scope_is_allowed(self, two_docs: GraphStore) -> None:
         q = f"SELECT ?o WHERE {{ GRAPH <{two_docs.graph_iri('a')}> {{ ?s <{P_NOTE.value}> ?o }} }}"
         assert values(two_docs.query(q, scope=["a", "b"]), "o") == ["marker-a"]

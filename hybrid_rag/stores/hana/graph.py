@@ -7,7 +7,10 @@ What is enforced where:
   validated (read-only SELECT/ASK, no SERVICE, ``FROM``/``FROM NAMED``/``GRAPH <iri>``
   only naming scoped graphs) and then rewritten by
   ``with_dataset`` to ``FROM <g> ... FROM NAMED <g> ...``
-  for exactly the scoped graphs, replacing any dataset clause it had. DEFAULT is never
+  for exactly the scoped graphs, replacing any dataset clause it had. A query whose
+  every triple pattern is inside ``GRAPH ?g`` is sent without ``FROM`` lists, its scope
+  written into it (``hybrid_rag._per_graph.scope_inside``: ``VALUES ?g``, or the base
+  less the graphs outside the scope, rows of any other graph dropped). DEFAULT is never
   read by a scoped query, and the library never writes to it.
 * **Writes.** ``replace`` runs ``DROP SILENT GRAPH`` (graph DDL: autocommit on), then the
   ``INSERT DATA`` batches (each at most ``max_request_bytes``) in one SQL transaction
@@ -30,6 +33,13 @@ from typing import Any, Literal
 
 from hybrid_rag import _vocab
 from hybrid_rag._checks import check_doc_id, check_scope, check_triples
+from hybrid_rag._per_graph import (
+    GraphListing,
+    graph_variable,
+    listing_query,
+    rows_from,
+    scope_inside,
+)
 from hybrid_rag.errors import ConfigurationError, StoreError
 from hybrid_rag.rdf import SparqlResult, Triple
 from hybrid_rag.sparql import validate_query, with_dataset
@@ -72,6 +82,9 @@ class HanaGraphStore(Closing):
         graph_base: Prefix of document graph IRIs.
         result_format: ``"json"`` or ``"xml"`` SPARQL results.
         max_request_bytes: Upper bound of one ``INSERT DATA`` request.
+        listing_ttl: Seconds the list of the store's graphs is kept for queries over
+            many of them (``hybrid_rag._per_graph.scope_inside``); this object's own
+            writes refresh it.
 
     Connections open lazily; safe to use from many threads (one connection per thread).
     """
@@ -84,13 +97,17 @@ class HanaGraphStore(Closing):
         graph_base: str = _vocab.DOC_GRAPH,
         result_format: Literal["json", "xml"] = "json",
         max_request_bytes: int = 1_000_000,
+        listing_ttl: float = 5.0,
     ) -> None:
-        if result_format not in _ACCEPT or max_request_bytes < 1024:
-            raise ConfigurationError("result_format json|xml and max_request_bytes >= 1024")
+        if result_format not in _ACCEPT or max_request_bytes < 1024 or listing_ttl < 0:
+            raise ConfigurationError(
+                "result_format json|xml, max_request_bytes >= 1024 and listing_ttl >= 0"
+            )
         self._pool = pool_for(settings, pool, owner="HanaGraphStore")
         self._graph_base = check_graph_base(graph_base)
         self._accept = _ACCEPT[result_format]
         self._max_bytes = max_request_bytes
+        self._listing = GraphListing(self._listed, ttl=listing_ttl)
 
     def __repr__(self) -> str:
         return f"HanaGraphStore(host={self._pool.settings.host!r}, graph_base={self._graph_base!r})"
@@ -132,6 +149,7 @@ class HanaGraphStore(Closing):
         """
         graph = self.graph_iri(doc_id)
         inserts = insert_requests(graph, check_triples(triples), max_bytes=self._max_bytes)
+        self._listing.forget()
 
         def write(conn: Any) -> None:
             self._update(conn, drop_update(graph))  # graph DDL: autocommit is on here
@@ -144,6 +162,7 @@ class HanaGraphStore(Closing):
             self._pool.run(write)
         except self._pool.error_types as exc:
             raise StoreError(f"cannot write graph of {doc_id!r}: {engine_message(exc)}") from None
+        self._listing.forget()
         log.debug("graph written", extra={"doc_id": doc_id, "requests": len(inserts)})
         return self.count(doc_id)
 
@@ -152,6 +171,7 @@ class HanaGraphStore(Closing):
         graph = self.graph_iri(doc_id)
         if not self._select(graph_exists_query(graph)).boolean:
             return False
+        self._listing.forget()
         try:
             self._pool.run(lambda conn: self._update(conn, drop_update(graph)))
         except self._pool.error_types as exc:
@@ -172,7 +192,16 @@ class HanaGraphStore(Closing):
         validate_query(sparql, allowed_graphs=graphs)
         if not graphs:
             return SparqlResult()
-        return self._select(with_dataset(sparql, graphs))
+        per = graph_variable(sparql) if len(graphs) > 1 else None
+        if per is None:
+            return self._select(with_dataset(sparql, graphs))
+        text, keep = scope_inside(sparql, per, graphs, base=self._graph_base, listed=self._listing)
+        return rows_from(self._select(text), per, keep)
+
+    def _listed(self) -> list[str]:
+        """The named graphs under ``graph_base`` (for ``scope_inside``)."""
+        rows = self._select(listing_query(self._graph_base)).rows
+        return [r["g"].value for r in rows if "g" in r]
 
     def doc_ids(self) -> list[str]:
         """Sorted ids of documents with a graph under ``graph_base``."""
