@@ -482,10 +482,11 @@ aqueous solution of X")."""
 
 
 def _of_compound(question: str, a: QuestionAnalysis, scope: ScopeView) -> str | None:
-    """A name "<noun> of <name>" whose second part linked several of the question's
+    """A name "<noun> of <word>" whose one word linked several of the question's
     documents but that no document's name holds whole ("sugar of lead" linked the lead
-    salts; "milk of magnesia" a sheet that prints it does): the name the question
-    gives, or ``None``. The noun is no word of asking, of quantity or container (``a
+    salts; "milk of magnesia" a sheet that prints it does; "the behaviour of methyl
+    chloroformate" asks about a name of its own): the name the question gives, or
+    ``None``. The noun is no word of asking, of quantity or container (``a
     shipment of X``), of the ontology's labels or of a linked name ("the flash point of
     acetone", "a solution of sodium hydroxide" named so)."""
     toks = tokens(question)
@@ -505,7 +506,9 @@ def _of_compound(question: str, a: QuestionAnalysis, scope: ScopeView) -> str | 
                 break
             tail.append(t)
         index = scope.subjects
-        if tail and head not in linked and not set(index.naming([head])) & set(index.naming(tail)):
+        if len(tail) != 1 or head in linked:  # "behaviour of methyl chloroformate": its own
+            continue
+        if not set(index.naming([head])) & set(index.naming(tail)):
             return " ".join([head, "of", *tail])
     return None
 
