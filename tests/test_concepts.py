@@ -234,6 +234,9 @@ SHEETS = {
     "nitric-acid-3-in-methanol-6537d3e640889": "classes in an unreadable table, H301 ...",
     "sodium-hydroxide-2n-solution-6707eb0f56b48": "Skin Corrosion Category 1A",
     "cyclohexane-99-acs-grade-67bf948eaf6a5": "eye irritation 2, and the text of H320 (2B)",
+    "cupric-acetate-monohydrate-acs-grade-66e3335f38d49": "aquatic acute 1, oral 4",
+    "caffeine-powder-uspfccfood-grade-kosher-66fda8c498615": "aquatic acute 3, oral 3",
+    "mercuric-chloride-lab-grade-50-grams-6695348d72ebd": "acute oral toxicity 2",
 }
 
 
@@ -284,3 +287,35 @@ def test_a_statement_of_the_asked_category_yields_to_a_class_line_of_another(
     assert "cyclohexane-99-acs-grade-67bf948eaf6a5" not in {f.doc_id for f in answer.facts}
     answer = sheets.ask("Which of our products carry Eye Irritation Category 2?")
     assert "cyclohexane-99-acs-grade-67bf948eaf6a5" in {f.doc_id for f in answer.facts}
+
+
+def test_a_route_after_a_class_names_the_route_and_its_category_follows(
+    sheets: HybridRAG,
+) -> None:
+    # "acutely toxic if swallowed, Category 2": oral toxicity of category 2, no other route
+    # or category ("Acute Oral Toxicity Category 4" of cupric acetate is no member)
+    members = _members(sheets, "Which of our chemicals are acutely toxic if swallowed, Category 2?")
+    assert members == {"mercuric-chloride-lab-grade-50-grams-6695348d72ebd"}
+
+
+def test_very_toxic_to_aquatic_life_is_the_statement_not_any_aquatic_hazard(
+    sheets: HybridRAG,
+) -> None:
+    very = _members(sheets, "Which items are very toxic to aquatic life?")
+    assert "cupric-acetate-monohydrate-acs-grade-66e3335f38d49" in very  # Aquatic Acute 1
+    assert "caffeine-powder-uspfccfood-grade-kosher-66fda8c498615" not in very  # Acute 3
+    harmful = _members(sheets, "Which items are harmful to aquatic life?")
+    assert "caffeine-powder-uspfccfood-grade-kosher-66fda8c498615" in harmful
+    assert "cupric-acetate-monohydrate-acs-grade-66e3335f38d49" not in harmful
+
+
+def test_a_statement_asked_by_its_code_is_read_as_its_concept(sheets: HybridRAG) -> None:
+    # sheets that print the class line and not the code carry the statement too
+    answer = sheets.ask("Which of our sheets carry H314?")
+    members = {f.doc_id for f in answer.facts}
+    assert {
+        "11-hydrochloric-acid-solution-669e93f644151",
+        "sodium-hydroxide-2n-solution-6707eb0f56b48",
+    } <= members
+    assert "12dichloroethane-lab-grade-6866d5544dd6c" not in members  # Category 2
+    assert answer.text is not None and "'H314', read as the hazard statement H314" in answer.text

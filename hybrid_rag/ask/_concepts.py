@@ -38,9 +38,10 @@ __all__ = [
     "stating",
 ]
 
-_SMALL = STOPWORDS - {"may", "might", "can", "will", "should", "must", "not", "no"}
-"""Words a concept's label is matched across: not those of possibility or denial ("May
-cause damage to organs" is not "Causes damage to organs")."""
+_SMALL = STOPWORDS - {"may", "might", "can", "will", "should", "must", "not", "no", "very"}
+"""Words a concept's label is matched across: not those of possibility, denial or degree
+("May cause damage to organs" is not "Causes damage to organs", "Very toxic to aquatic
+life" is not "Toxic to aquatic life")."""
 
 MAX_LABEL_WORDS = 8
 """The longest concept label, in words, a question is matched against."""
@@ -226,9 +227,7 @@ def readers(concept: ConceptDef, every: Sequence[ConceptDef]) -> Readers:
     return _readers(concept, tuple(every))
 
 
-def read_by(
-    found: Readers, *, predicate: str, value: str, codes: Sequence[str] = ()
-) -> int | None:
+def read_by(found: Readers, *, predicate: str, value: str, codes: Sequence[str] = ()) -> int | None:
     """``stated_by`` with the concept's ``readers`` worked out."""
     hit = stated_at(found, predicate=predicate, value=value, codes=codes)
     return None if hit is None else hit[0]
