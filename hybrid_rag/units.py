@@ -102,13 +102,44 @@ def currency_code(word: str) -> str | None:
     return _CURRENCY_NAMES.get(name) or _CURRENCY_NAMES.get(name.removesuffix("s"))
 
 
-_NAMED = re.compile(rf"\b(?:{'|'.join(_CURRENCY_NAMES)})s?\b", re.I)
+_CURRENCY_PHRASES = {
+    "us dollar": "USD", "u.s. dollar": "USD", "american dollar": "USD", "euro": "EUR",
+    "indian rupee": "INR", "british pound": "GBP", "pound sterling": "GBP",
+    "swiss franc": "CHF", "japanese yen": "JPY", "chinese yuan": "CNY",
+    "canadian dollar": "CAD", "australian dollar": "AUD", "new zealand dollar": "NZD",
+    "hong kong dollar": "HKD", "singapore dollar": "SGD", "swedish krona": "SEK",
+    "swedish kronor": "SEK", "norwegian krone": "NOK", "danish krone": "DKK",
+    "mexican peso": "MXN", "brazilian real": "BRL", "south african rand": "ZAR",
+    "polish zloty": "PLN", "russian ruble": "RUB", "turkish lira": "TRY",
+}  # fmt: skip
+"""Currencies by names of more than one word: a country's adjective before the
+currency's name ("Indian rupees", "US dollars"), or a name of its own ("pounds sterling")."""
+_NAMED = re.compile(
+    r"\b(?:"
+    + "|".join(
+        re.escape(n).replace(r"\ ", r"\s+") + ("" if n.endswith("sterling") else "s?")
+        for n in sorted({*_CURRENCY_PHRASES, *_CURRENCY_NAMES}, key=len, reverse=True)
+    ).replace(r"pound\s+sterling", r"pounds?\s+sterling")
+    + r")(?!\w)",
+    re.I,
+)
 
 
 def currency_names_as_codes(text: str) -> str:
     """``text`` with each currency it names by name as its ISO 4217 code ("billed in
-    euros" -> "billed in EUR"), as values print it."""
-    return _NAMED.sub(lambda m: currency_code(m.group(0)) or m.group(0), text)
+    euros" -> "billed in EUR", "in Indian rupees" -> "in INR"), as values print it."""
+    return _NAMED.sub(_named_code, text)
+
+
+def _named_code(m: re.Match[str]) -> str:
+    said = re.sub(r"\s+", " ", m.group(0).lower())
+    return (
+        _CURRENCY_PHRASES.get(said)
+        or _CURRENCY_PHRASES.get(said.removesuffix("s"))
+        or _CURRENCY_PHRASES.get(said.replace("pounds", "pound"))
+        or currency_code(said)
+        or m.group(0)
+    )
 
 
 def unit_key(unit: str) -> str:

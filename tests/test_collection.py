@@ -160,6 +160,15 @@ EURO = {"QualityHosting", "coolblue1", "coolblue2", "free_fiber"}
 def test_a_currency_by_its_name_is_its_code(invoices: HybridRAG) -> None:
     assert _members(invoices, "Which invoices are billed in euros?") == EURO
     assert _members(invoices, "How many invoices are in USD?") == {"AmazonWebServices"}
+    # a country's adjective before the currency's name is part of the name
+    assert _members(invoices, "Which invoices are in Indian rupees?") == {"FlipkartInvoice", "oyo"}
+    assert _members(invoices, "List the invoices paid in US dollars.") == {"AmazonWebServices"}
+
+
+def test_the_currencies_across_the_invoices(invoices: HybridRAG) -> None:
+    answer = invoices.ask("What currencies do our invoices use?")
+    assert answer.text is not None and answer.text.startswith("3 different currencies on 7")
+    assert "EUR on 4 invoices" in answer.text
 
 
 def test_a_bound_in_a_currency_with_no_property_is_on_the_amount(invoices: HybridRAG) -> None:

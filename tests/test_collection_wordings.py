@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from hybrid_rag import HybridRAG
+from hybrid_rag.ask._collection_words import over_collection
 
 HR = "http://hybrid-rag.org/ns#"
 CLASS = r"(?i)\\b\\d(?:\\.\\d)?\\b|not\\s*regulated"
@@ -297,3 +298,120 @@ def test_a_lookup_of_a_shared_name_asks_every_document_named_so(tmp_path: Path) 
         answer = r.ask("What is the weight of a brass fitting?")
         assert {f.doc_id for f in answer.facts} == {"fit-1", "fit-2", "fit-3"}
         assert answer.text is not None and "named 'brass fitting'" in answer.text
+
+
+def test_two_codes_each_after_its_own_label_both_hold(rag: HybridRAG) -> None:
+    # class 3 alone is coolant; with packing grade II nothing, with III the coolant
+    assert _members(rag, "Which parts ship as carriage class 3, packing grade III?") == {"coolant"}
+    assert _members(rag, "Which parts are shipping class 3 and packing grade II?") == set()
+    both = rag.ask("How many parts are in packing grade I with shipping class 8?")
+    assert {f.doc_id for f in both.facts} == {"etchant"}
+    assert both.text is not None and "packing grade I" in both.text and "class 8" in both.text
+
+
+def test_what_and_the_documents_noun_asks_over_the_collection(rag: HybridRAG) -> None:
+    assert _members(rag, "What parts do we have in packing grade III?") == {"coolant", "slag"}
+    assert _members(rag, "What spare parts are made by Tarvik AB?") == {
+        "pellet", "slag", "powder"
+    }  # fmt: skip
+
+
+def test_a_label_ending_in_y_is_asked_for_in_its_ies_plural(tmp_path: Path) -> None:
+    ontology = ONTOLOGY.replace('rdfs:label "Form"', 'rdfs:label "Form" ; skos:altLabel "Body"')
+    ontology = ontology.replace(
+        "pt:remark a owl:DatatypeProperty",
+        'pt:country a owl:DatatypeProperty ; rdfs:label "Country of origin" ; '
+        'skos:altLabel "Country" ; rdfs:domain pt:SparePart .\npt:remark a owl:DatatypeProperty',
+    )
+    texts = {
+        "a": "Part name: Gasket GA-1\nCountry: Norway\n",
+        "b": "Part name: Bolt BO-2\nCountry: Chile\n",
+        "c": "Part name: Washer WA-3\nCountry: Norway\n",
+    }
+    with _built(tmp_path, ontology, texts) as r:
+        answer = r.ask("Which countries do our parts come from?")
+        assert answer.text is not None and answer.text.startswith("2 different countries")
+        assert "Norway on 2 spare parts" in answer.text
+
+
+@pytest.mark.parametrize(
+    ("question", "over"),
+    [
+        ("What products do we ship under UN1789?", True),
+        ("What sheets list formaldehyde as a component?", True),
+        ("What items does our store carry in class 8?", True),
+        ("What products does acetone form when it burns?", False),  # asked of one
+        ("What combustion products does the coolant give off?", False),
+    ],
+)
+def test_what_and_a_plural_noun_asks_over_the_collection(question: str, over: bool) -> None:
+    assert over_collection(question, "sheet") is over
+
+
+@pytest.mark.parametrize(
+    ("question", "members"),
+    [
+        ("Which parts were revised in the first half of 2023?", {"etchant", "pellet"}),
+        ("Which parts had their revision in Q3 2023?", {"peroxide"}),
+        ("Which parts were revised between January and March 2023?", {"etchant", "pellet"}),
+        ("Which parts have not been revised since 2023?", {"coolant"}),
+        ("Which parts were not revised after 2021?", {"coolant"}),
+        ("Which part sheets are older than 2022?", {"coolant"}),
+        ("Which parts were revised later than March 2023?", {"peroxide"}),
+    ],
+)
+def test_spans_of_time_in_other_words(rag: HybridRAG, question: str, members: set[str]) -> None:
+    assert _members(rag, question) == members
+
+
+def test_a_denied_bound_on_a_date_is_said_as_the_other_side(rag: HybridRAG) -> None:
+    answer = rag.ask("Which parts have not been revised since 2023?")
+    assert answer.text is not None and "revision date before 2023" in answer.text
+
+
+def test_a_named_set_with_their_values_lists_each_members_value(rag: HybridRAG) -> None:
+    # not a filter on the words "revision dates": each brass part's own date, or none
+    answer = rag.ask("List the brass parts with their revision dates.")
+    assert {f.doc_id for f in answer.facts if f.status == "stated"} == {"pellet"}
+    assert answer.text is not None and "revision date of the 2 spare parts named" in answer.text
+    assert "1 spare part does not state one" in answer.text
+
+
+def test_a_set_called_by_its_maker_after_the_noun(rag: HybridRAG) -> None:
+    # "<noun> [made] by|from <maker>": the maker's parts only, whatever else is asked
+    assert _members(rag, "Which parts from Tarvik AB were revised in 2023?") == {"pellet"}
+    graded = rag.ask("Which parts made by Tarvik AB are in packing grade III?")
+    assert {f.doc_id for f in graded.facts} == {"slag"}
+    assert graded.text is not None and graded.text.startswith("1 of the 3 spare parts")
+    # a verb after the maker's name is no kind of part: the concept words stay asked
+    assert _members(rag, "Which parts supplied by Orlen Works ship as carriage class 8?") == {
+        "etchant"
+    }
+
+
+def test_a_name_written_as_one_word_or_two_is_the_same_name(rag: HybridRAG) -> None:
+    # the sheets print "Orlen Works"; people write "OrlenWorks" too
+    assert _members(rag, "How many parts from OrlenWorks were revised in 2023?") == {"etchant"}
+    newest = rag.ask("What is the most recently revised OrlenWorks part?")
+    assert {f.doc_id for f in newest.facts} == {"etchant"}
+
+
+def test_an_extreme_sorts_by_the_property_after_its_word_among_a_span(rag: HybridRAG) -> None:
+    # the highest boiling point of the parts revised in 2023 (pellet), not of every part
+    answer = rag.ask("What is the highest boiling point of any part revised in 2023?")
+    assert {f.doc_id for f in answer.facts} == {"pellet"}
+    assert answer.text is not None and answer.text.startswith("The highest boiling point")
+
+
+def test_an_extreme_over_a_name_no_set_is_called_by_is_not_answered(tmp_path: Path) -> None:
+    # "Halvorsen" is printed in a remark, but calls no set: the highest of all parts
+    # would answer another question
+    texts = {
+        "a": "Part name: Gasket GA-1\nBoiling point: 120 °C\nRemark: tested by Halvorsen\n",
+        "b": "Part name: Bolt BO-2\nBoiling point: 300 °C\nRemark: none\n",
+    }
+    with _built(tmp_path, ONTOLOGY, texts) as r:
+        answer = r.ask("What is the highest boiling point of the Halvorsen parts?")
+        assert answer.facts == [] and answer.abstention == "out_of_scope"
+        assert answer.text is not None and "halvorsen" in answer.text.lower()
+        assert {f.doc_id for f in r.ask("What is the highest boiling point?").facts} == {"b"}

@@ -319,3 +319,31 @@ def test_a_statement_asked_by_its_code_is_read_as_its_concept(sheets: HybridRAG)
     } <= members
     assert "12dichloroethane-lab-grade-6866d5544dd6c" not in members  # Category 2
     assert answer.text is not None and "'H314', read as the hazard statement H314" in answer.text
+
+
+def test_a_member_is_shown_by_the_statement_of_the_asked_category() -> None:
+    # a list of statements names dermal category 3 (H311) before oral category 4 (H302):
+    # a member of "Acute Toxicity Category 4" is shown by the H302 sentence
+    from hybrid_rag.ask._collection import collection_answer
+    from hybrid_rag.ask.analysis import analyse
+    from hybrid_rag.ask.linking import SubjectIndex
+    from hybrid_rag.models import Evidence, Fact
+
+    msds = load_ontology("msds")
+    a = analyse(
+        "Which of our chemicals are classified Acute Toxicity Category 4?",
+        index=SubjectIndex([]),
+        ontology=msds,
+    )
+    value = "H227 Combustible liquid. H311 Toxic in contact with skin. H302 Harmful if swallowed."
+    fact = Fact(
+        doc_id="d1",
+        subject="Imidazole X",
+        subject_iri="urn:d1",
+        predicate="hazardStatement",
+        predicate_label="Hazard statement",
+        value=value,
+        evidence=Evidence(doc_id="d1", page=2, quote=value),
+    )
+    text = collection_answer(a, [fact], 2000).text
+    assert "H302 Harmful if swallowed." in text and "H311" not in text

@@ -436,9 +436,11 @@ def stating_query(prop: str) -> str:
         _values("prop", [iri(prop)]),
         f'?fact <{HR}property> ?prop ; <{HR}status> "stated" ; <{HR}doc> ?doc .',
     ]
-    return "SELECT (COUNT(DISTINCT ?doc) AS ?n) WHERE {\n  GRAPH ?g {\n" + "\n".join(
-        f"    {line}" for line in lines
-    ) + "\n  }\n}"
+    return (
+        "SELECT (COUNT(DISTINCT ?doc) AS ?n) WHERE {\n  GRAPH ?g {\n"
+        + "\n".join(f"    {line}" for line in lines)
+        + "\n  }\n}"
+    )
 
 
 async def _stating(run: _Run, prop: str, scope: Sequence[str]) -> int | None:

@@ -220,7 +220,10 @@ def phrase_members(a: QuestionAnalysis, stated: Sequence[V]) -> list[V]:
     own = [f for f in stated if f.predicate in asked]
     if a.own_only:  # "3M as a supplier", "the Corrosion pictogram": that property's values
         only = [f for f in own if f.predicate in a.own_only]
-        return _best_phrase(a, only, loose=False, own=True)[1] if only else []
+        score, found = _best_phrase(a, only, loose=False, own=True) if only else ((0,), [])
+        if only and not score[0]:  # only its labels' words: "not regulated" (UN number)
+            found = _best_phrase(a, only, loose=False)[1]
+        return found
     strict = [_best_phrase(a, own, loose=False, own=True)] if own else []
     if strict and not strict[0][0][0]:  # only its labels' words: "not regulated" (UN number)
         strict = [_best_phrase(a, own, loose=False)]
@@ -912,11 +915,18 @@ def _shown(a: QuestionAnalysis, facts: Sequence[Fact]) -> list[Fact]:
     inside a longer text (a list of hazard statements), the sentence that states it."""
     if not a.concepts:
         return list(facts)
-    found = [readers(c, a.concept_scheme) for c in a.concepts]
+    found = [
+        (readers(c, a.concept_scheme), a.concept_codes[i] if i < len(a.concept_codes) else ())
+        for i, c in enumerate(a.concepts)
+    ]  # with the codes asked beside each: "Category 4" shows H302, not the H311 before it
     out: list[Fact] = []
     for f in facts:
         hit = next(
-            (h for r in found if (h := stated_at(r, predicate=f.predicate, value=f.value))),
+            (
+                h
+                for r, codes in found
+                if (h := stated_at(r, predicate=f.predicate, value=f.value, codes=codes))
+            ),
             None,
         )
         out.append(f.model_copy(update={"value": _sentence_at(f.value, hit[1])}) if hit else f)
@@ -1122,8 +1132,7 @@ def _concept_said(a: QuestionAnalysis) -> str:
     negated = a.concept_negated or (False,) * len(a.concepts)
     said = " and ".join(
         dict.fromkeys(
-            f"not '{w}'" if no else f"'{w}'"
-            for w, no in zip(a.concept_words, negated, strict=True)
+            f"not '{w}'" if no else f"'{w}'" for w, no in zip(a.concept_words, negated, strict=True)
         )
     )
     codes = [c.upper() for cs in a.concept_codes for c in cs]

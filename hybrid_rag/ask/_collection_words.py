@@ -144,13 +144,15 @@ _OURS = re.compile(
     re.I,
 )
 _SET_OF = (
-    r"^\s*(?:which|how\s+many|list|find|count|name|show)\s+(?:(?:all\s+)?the\s+)?"
+    r"^\s*(?:which|what|how\s+many|list|find|count|name|show)\s+(?:(?:all\s+)?the\s+)?"
     r"(?:[\w-]+\s+){0,3}?"
 )
 """How a question over a set of documents starts, up to the noun that names them."""
+_NOT_OF_ONE = r"\b(?!\s+(?:does|do|did)\s+(?!we\b|i\b|you\b|our\b|my\b))"
+"""After the noun: no "does <name>" ("What products does acetone form?" asks of one)."""
 _DOCUMENTS = r"(?:products|items|documents|ones|entries|records|files)"
 """Nouns any collection calls its documents by (with its own: ``document_noun``)."""
-_SETS = re.compile(_SET_OF + _DOCUMENTS + r"\b", re.I)
+_SETS = re.compile(_SET_OF + _DOCUMENTS + _NOT_OF_ONE, re.I)
 _FOLLOWING = re.compile(r"\b(?:these|those|following|either|both)\b", re.I)
 
 
@@ -172,8 +174,8 @@ def over_collection(question: str, noun: str | None = None) -> bool:
 
 @lru_cache(maxsize=32)
 def _plural_noun(noun: str) -> re.Pattern[str]:
-    """ "Which [the] [up to three words] <noun>s ..." at the question's start."""
-    return re.compile(_SET_OF + re.escape(noun) + r"s\b", re.I)
+    """ "Which|What [the] [up to three words] <noun>s ..." at the question's start."""
+    return re.compile(_SET_OF + re.escape(noun) + r"s" + _NOT_OF_ONE, re.I)
 
 
 def over_others(question: str, noun: str) -> bool:
@@ -193,7 +195,7 @@ def _others(noun: str) -> re.Pattern[str]:
 
 
 def sets(question: str) -> tuple[str, ...]:
-    """The words of "Which <words> products|items|documents ..." after the question
+    """The words of "Which|What <words> products|items|documents ..." after the question
     word, the noun last (``()`` when the question does not start so)."""
     m = _SETS.search(question)
     return tuple(tokens(m.group(0))[1:]) if m else ()

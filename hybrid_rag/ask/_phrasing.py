@@ -67,7 +67,10 @@ def unit_text(unit: str | None) -> str:
 
 def plural(label: str) -> str:
     """ "hazard class" -> "hazard classes", "UN number" -> "UN numbers", "currency" ->
-    "currencies"."""
+    "currencies", "country of origin" -> "countries of origin"."""
+    head, of, tail = label.partition(" of ")
+    if of and head:
+        return plural(head) + of + tail
     if label.endswith("y") and label[-2:-1] not in ("a", "e", "i", "o", "u"):
         return label[:-1] + "ies"
     return label + ("es" if label.endswith(("s", "x", "ch", "sh")) else "s")

@@ -81,11 +81,60 @@ def named_set(question: str, index: SubjectIndex, kinds: frozenset[str]) -> Name
         name = toks[:i]
         if any(generic(t) or t in kinds for t in name) or not any(t.isalpha() for t in name):
             continue
+        if any(generic(t) for t in toks[i:head]):
+            break  # "from Libman are eye irritants": a verb, no "<name> <noun>"
         docs = _called(index, name)
         if len(docs) >= 2:
             kind = toks[i : head + 1] + _apposition(m.group(1), toks[head])
             return tuple(name), tuple(kind), tuple(docs)
+    nouns = {t for t in _words(m.group(1)) if t in acronyms or t in kinds or _plural(t, kinds)}
+    if (source := _by_source(_words(m.group(1))[:12], nouns, index)) is not None:
+        return source
     return _named_by_noun(toks, index, kinds)
+
+
+_MADE = frozenset(
+    [
+        "made",
+        "manufactured",
+        "produced",
+        "supplied",
+        "sold",
+        "distributed",
+        "issued",
+        "shipped",
+        "sent",
+        "billed",
+    ]
+)
+_BY = frozenset(["by", "from"])
+
+
+def _by_source(toks: Sequence[str], nouns: set[str], index: SubjectIndex) -> NamedSet | None:
+    """The set "<noun> [made] by|from <name>" calls ("products made by Libman", "invoices
+    from Coolblue"): the documents whose source's name holds the name (one is a set
+    too), else two or more whose own names hold it; the longest name wins."""
+    for j, t in enumerate(toks[:6]):
+        made = j >= 2 and toks[j - 1] in _MADE
+        noun = toks[j - 2] if made else toks[j - 1] if j >= 1 else ""
+        if t in _BY and noun in nouns:
+            return _source_set(toks[j + 1 : j + 6], noun, index)
+    return None
+
+
+def _source_set(after: Sequence[str], noun: str, index: SubjectIndex) -> NamedSet | None:
+    words: list[str] = []
+    for t in after:
+        if (generic(t) and t != "the") or not any(c.isalnum() for c in t):
+            break
+        if t != "the" or words:
+            words.append(t)
+    for n in range(len(words), 0, -1):
+        name = words[:n]
+        docs = _called(index, name)
+        if index.supplied(name) or len(docs) >= 2:
+            return tuple(name), (noun,), tuple(docs)
+    return None
 
 
 def _named_by_noun(

@@ -189,6 +189,8 @@ def analyse(question: str, *, index: SubjectIndex, ontology: Ontology) -> Questi
         intent, limit, props = _over_collection(question, text, props, ontology)
         period = period_of(question, props, ontology) if intent == "filter" and not limit else None
         coded = _coded(question, props, ontology) if intent == "filter" and not limit else None
+        if named is not None and intent == "filter" and _with_their(question, props, ontology):
+            intent, limit, period, coded = "lookup", None, None, None  # each member's value
     summed = collection and intent not in ("min", "max") and _sums(question, noun)
     if named is None and subjects and props and intent == "lookup" and not collection:
         skip = kinds | _named_words(props, ontology)  # "the UN number of nitric acid": all 5
@@ -286,6 +288,10 @@ def _with_conjuncts(
     if a.coded is None and (coded := _coded(q, every, ontology)) is not None:
         own = tuple(p for p in every if p.name == coded[0])
         found.append(replace(with_properties(base, own, ontology), coded=coded))
+    taken = a.coded or next((f.coded for f in found if f.coded is not None), None)
+    for coded in _further_codes(q, every, ontology, taken):  # "class 8, packing group III"
+        own = tuple(p for p in every if p.name == coded[0])
+        found.append(replace(with_properties(base, own, ontology), coded=coded))
     if any(identifier(w) for w in question_codes(q)):
         found.append(with_properties(base, (), ontology))  # "UN1789": any value printing it
     return replace(a, also=tuple(found)) if found else a
@@ -304,9 +310,24 @@ def _own_values(question: str, props: Sequence[PropertyDef], ontology: Ontology)
     words = [t for t in tokens(main_clause(question)) if t.isalpha() and t not in labels]
     words = [t for t in words if t not in STOPWORDS and not generic(t)]
     patterns = {p.name: ontology.value_pattern(p.name) for p in props}
+    clause = main_clause(question)
     return frozenset(
-        n for n, pat in patterns.items() if pat and any(re.search(pat, w) for w in words)
+        n
+        for n, pat in patterns.items()
+        if pat and (any(re.search(pat, w) for w in words) or _reads_phrase(pat, clause))
     )
+
+
+def _reads_phrase(pattern: str, clause: str) -> bool:
+    """Whether a value pattern reads words of the question as a value from one of their
+    starts, words that hold a letter and more than one word ("not regulated" for a UN
+    number, whose pattern reads "Not regulated"; not the year of "revised in 2024")."""
+    rx = re.compile(pattern)
+    for m in re.finditer(r"\b[A-Za-z]", clause):
+        found = rx.match(clause[m.start() :])
+        if found and " " in found.group(0).strip() and re.search(r"[A-Za-z]", found.group(0)):
+            return True
+    return False
 
 
 def _kind_noun(question: str, kinds: frozenset[str], named: NamedSet | None) -> str | None:
@@ -333,7 +354,44 @@ def _coded(
         codes = labelled_codes(question, _naming(p, ontology), pattern, _measures(question))
         if codes:
             return p.name, codes
-    return None
+    every = _further_codes(question, props, ontology, None, together=True)
+    return every[0] if every else None  # "class 3 with a 6.1 subsidiary risk": each its own
+
+
+def _further_codes(
+    question: str,
+    props: Sequence[PropertyDef],
+    ontology: Ontology,
+    taken: tuple[str, tuple[str, ...]] | None,
+    *,
+    together: bool = False,
+) -> list[tuple[str, tuple[str, ...]]]:
+    """The codes the question gives other identifier properties than ``taken``'s, each
+    right after its own label, codes none of them repeats ("DOT class 8, packing group
+    III"; ``labelled_codes`` with the codes read so far set aside). ``together``: only
+    when all of them account for every code the question gives (none was read alone:
+    "class 3 ... with a 6.1 subsidiary risk")."""
+    if not isinstance(ontology, OntologyMatching):
+        return []
+    measures = _measures(question)
+    given = set(question_codes(question))
+    seen = {c.lower() for c in taken[1]} if taken is not None else set()
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for p in props:
+        pattern = ontology.value_pattern(p.name)
+        if taken is not None and p.name == taken[0]:
+            continue
+        if pattern is None or ontology.value_kind(p.name) != "identifier":
+            continue
+        aside = measures | seen | (given if together else set())
+        codes = labelled_codes(question, _naming(p, ontology), pattern, aside)
+        said = {c.lower() for c in codes}
+        if codes and not said & seen:
+            out.append((p.name, codes))
+            seen |= said
+    if together and (len(out) < 2 or given - seen - measures):
+        return []
+    return out
 
 
 def _measures(question: str) -> set[str]:
@@ -352,28 +410,30 @@ def _asked_concepts(
 ) -> tuple[ConceptLink, ...]:
     """The ontology's concepts the question names (``link_concepts``), but those given
     with a code none of their categories has ("class 5.1" beside "oxidizing", "a 6.1
-    poison label": another scheme's code); none when it gives an identifier. Of a
+    poison label": another scheme's code); none when it gives an identifier that is no
+    concept's label ("UN3265"; "H225" is the statement's concept). Of a
     label two concepts share, those read in a property the question asks, when it
     asks one of them."""
     every = concepts_of(ontology)
-    if any(identifier(w) for words, _whole in collection_phrases(question) for w in words):
-        return ()  # "UN3265 (corrosive liquid, acidic ...)": the identifier decides
     links = tuple(
         link
         for link in link_concepts(question, every)
         if holds_codes(link.concept, every, link.codes)
     )
+    named = {link.words for link in links}
+    if any(
+        identifier(w) and (w,) not in named
+        for words, _whole in collection_phrases(question)
+        for w in words
+    ):
+        return ()  # "UN3265 (corrosive liquid, acidic ...)": the identifier decides
     asked = {p.name for p in props}
     by_words: dict[tuple[str, ...], list[ConceptLink]] = {}
     for link in links:
         by_words.setdefault(link.words, []).append(link)
     kept: list[ConceptLink] = []
     for same in by_words.values():
-        fits = [
-            link
-            for link in same
-            if asked & (properties_read(link.concept, every) or asked)
-        ]
+        fits = [link for link in same if asked & (properties_read(link.concept, every) or asked)]
         kept += fits if fits and len(fits) < len(same) else same
     return tuple(link for link in links if link in kept)
 
@@ -391,8 +451,7 @@ def _more_asked(
     left = [
         t
         for t in tokens(question)
-        if not (t in said or t in setting or t in CODE_LEADS)
-        and (t in STOPWORDS or not generic(t))
+        if not (t in said or t in setting or t in CODE_LEADS) and (t in STOPWORDS or not generic(t))
     ]
     if any(code(t) for t in left) or (capitalised(question) & set(left)):
         return True
@@ -404,7 +463,8 @@ def _more_asked(
 def _said_of(concept: ConceptDef, links: Sequence[ConceptLink]) -> str:
     """The words the question first named a concept by, as asked (its codes apart)."""
     words = next(link.words for link in links if link.concept == concept)
-    return " ".join(w for w in words if w not in CODE_LEADS and not code(w))
+    said = " ".join(w for w in words if w not in CODE_LEADS and not code(w))
+    return said or " ".join(w.upper() for w in words)  # "H225": the code is its name
 
 
 def _codes_of(concept: ConceptDef, links: Sequence[ConceptLink]) -> tuple[str, ...]:
@@ -510,6 +570,23 @@ def _distinct(
     return None
 
 
+_WITH_THEIR = re.compile(r"\bwith\s+(?:their|its|the)\s+([^.?!;:]+?)\s*[.?!]*\s*$", re.I)
+
+
+def _with_their(question: str, props: Sequence[PropertyDef], ontology: Ontology) -> bool:
+    """Whether a question over a named set ends by asking each member's value of the
+    property it names, and nothing else ("List the sodium chloride products with their
+    revision dates"): a look-up of every member, no filter."""
+    m = _WITH_THEIR.search(question)
+    if m is None or len(props) != 1:
+        return False
+    toks = tokens(m.group(1))
+    return any(
+        _past_plural(toks, tokens(label), singular=True) == []
+        for label in _naming(props[0], ontology)
+    )
+
+
 def _past_plural(
     toks: Sequence[str], words: Sequence[str], *, singular: bool
 ) -> Sequence[str] | None:
@@ -518,7 +595,10 @@ def _past_plural(
     n = len(words)
     if not words or len(toks) < n or list(toks[: n - 1]) != list(words[:-1]):
         return None
-    forms = {words[-1] + "s", words[-1] + "es"} | ({words[-1]} if singular else set())
+    last = words[-1]
+    forms = {last + "s", last + "es"} | ({last} if singular else set())
+    if re.fullmatch(r"\w*[^aeiou]y", last):  # "currencies"
+        forms.add(last[:-1] + "ies")
     return toks[n:] if toks[n - 1] in forms else None
 
 
@@ -654,8 +734,33 @@ def _over_collection(
         return "filter", bound, quantity[:1]
     direction = _direction(text, quantity, ontology) if quantity else None
     if direction is not None and _quantity(quantity) and re.search(_EXTREME, text):
-        return direction[0], None, quantity[:1]
+        return direction[0], None, (_sorted_by(text, quantity),)
     return "filter", None, props
+
+
+def _sorted_by(text: str, quantity: Sequence[PropertyDef]) -> PropertyDef:
+    """The typed property an extreme sorts by: the one a comparison word stands right
+    before ("the lowest pH of any sheet revised in December 2024": the pH, not the
+    revision date), else the first."""
+    for _way, _word, end in comparison_words(text):
+        after = tokens(text[end:])[:5]
+        at = {p.name: _label_at(after, p) for p in quantity}
+        found = [p for p in quantity if at[p.name] is not None]
+        if found:
+            return min(found, key=lambda p: at[p.name] or 0)
+    return quantity[0]
+
+
+def _label_at(words: Sequence[str], prop: PropertyDef) -> int | None:
+    """Where in ``words`` one of the property's labels first starts, whole, if it does."""
+    starts = [
+        i
+        for lab in prop.labels
+        if (toks := tokens(lab))
+        for i in range(len(words) - len(toks) + 1)
+        if list(words[i : i + len(toks)]) == toks
+    ]
+    return min(starts, default=None)
 
 
 def _of_documents(props: Sequence[PropertyDef], question: str, ontology: Ontology) -> bool:

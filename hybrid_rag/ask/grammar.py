@@ -24,6 +24,7 @@ __all__ = [
     "comparison_words",
     "creative_request",
     "date_span",
+    "is_month",
     "is_polar",
     "main_clause",
     "threshold",
@@ -236,12 +237,14 @@ _MONTH_NAMES = [
 ]
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _SPAN = re.compile(
-    rf"\b(?:(?P<rel>in|of|from|dated|during|since|after|before|until|by|on)\s+)?"
+    r"\b(?:(?P<rel>in|of|from|dated|during|since|after|before|until|by|on|prior\s+to"
+    r"|(?:later|newer|earlier|older)\s+than)\s+)?"
     rf"(?:(?P<month>{_MONTH})\s+)?(?P<year>(?:19|20)\d{{2}})\b(?![-/.]\d)",
     re.I,
 )
 _DATE_VERB = re.compile(
-    r"\b(?:dated|issued|revised|revision|updated|prepared|effective|released|published)\b",
+    r"\b(?:dated|issued|revised|revision|updated|prepared|effective|released|published)\b"
+    r"|\b(?:older|newer)\s+than\s+(?:19|20)\d{2}\b",
     re.I,
 )
 _EPOCH = date(1970, 1, 1)
@@ -259,6 +262,8 @@ def date_span(text: str, *, asked_date: bool) -> DateSpan | None:
         return None
     if (between := _BETWEEN_DATES.search(text)) is not None:
         return _between(between)
+    if (part := _PART.search(text)) is not None:
+        return _part_of_year(part)
     m = _SPAN.search(text)
     if m is None:
         return None
@@ -269,35 +274,97 @@ def date_span(text: str, *, asked_date: bool) -> DateSpan | None:
     first = date(year, month or 1, 1)
     after = date(year + (month == 12), month % 12 + 1, 1) if month else date(year + 1, 1, 1)
     start, end = float((first - _EPOCH).days), float((after - _EPOCH).days)
-    rel = (m.group("rel") or "").lower()
+    rel = _RELATION.get(re.sub(r"\s+", " ", (m.group("rel") or "").lower()), "")
+    said = m.group(0).strip()
+    when = said[len(m.group("rel") or "") :].strip()
+    if rel in ("after", "before") and " " in m.group("rel"):
+        said = f"{rel} {when}"  # "older than 2012": before 2012
+    if rel in ("since", "after") and _NOT_SINCE.search(text[: m.start()]):
+        said = f"before {when}" if rel == "since" else f"{when} or before"
+        rel = "before" if rel == "since" else "until"  # "not revised since 2015": before it
     if rel == "after":
         start, end = end, float("inf")
     elif rel == "since":
         end = float("inf")
     elif rel == "before":
         start, end = float("-inf"), start
-    elif rel in ("until", "by"):
+    elif rel == "until":
         start = float("-inf")
-    return DateSpan(start, end, m.group(0).strip())
+    return DateSpan(start, end, said)
+
+
+_RELATION = {
+    "after": "after", "later than": "after", "newer than": "after", "since": "since",
+    "before": "before", "earlier than": "before", "older than": "before", "prior to": "before",
+    "until": "until", "by": "until",
+}  # fmt: skip
+"""The words that bound a date on one side, by the side they bound it on."""
+_NOT_SINCE = re.compile(
+    r"\b(?:not|n't|never)\s+(?:been\s+|had\s+)?(?:\w+\s+){0,2}?"
+    r"(?:dated|issued|revised|updated|prepared|released|published|changed|reviewed)\s*$",
+    re.I,
+)
+"""A date verb denied right before its bound: "not been revised since 2015" is a last
+revision before 2015."""
+_PART = re.compile(
+    r"\b(?:(?:the\s+)?(?P<nth>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+"
+    r"(?P<unit>half|quarter)\s+of|(?P<q>q[1-4])|(?P<h>h[12]))\s+(?P<year>(?:19|20)\d{2})\b",
+    re.I,
+)
+"""A half or a quarter of a year ("the first half of 2025", "Q3 2024", "H2 2023")."""
+_NTH = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+
+
+def _part_of_year(m: re.Match[str]) -> DateSpan | None:
+    """The months of a half or a quarter of a year, as a span."""
+    year = int(m.group("year"))
+    if m.group("q") or m.group("h"):
+        months = 3 if m.group("q") else 6
+        index = int((m.group("q") or m.group("h"))[1])
+    else:
+        months = 6 if m.group("unit").lower() == "half" else 3
+        nth = m.group("nth").lower()
+        index = 12 // months if nth == "last" else _NTH[nth]
+    if index * months > 12:
+        return None  # "the third half"
+    first = date(year, (index - 1) * months + 1, 1)
+    end_month = index * months
+    last = date(year + (end_month == 12), end_month % 12 + 1, 1)
+    return DateSpan(float((first - _EPOCH).days), float((last - _EPOCH).days), m.group(0))
 
 
 _BETWEEN_DATES = re.compile(
     rf"\b(?:between|from)\s+(?:(?P<m1>{_MONTH})\s+)?(?P<y1>(?:19|20)\d{{2}})\s+"
-    rf"(?:and|to|until|through)\s+(?:(?P<m2>{_MONTH})\s+)?(?P<y2>(?:19|20)\d{{2}})\b",
+    rf"(?:and|to|until|through)\s+(?:(?P<m2>{_MONTH})\s+)?(?P<y2>(?:19|20)\d{{2}})\b"
+    rf"|\b(?:between|from)\s+(?P<m1b>{_MONTH})\s+(?:and|to|until|through)\s+"
+    rf"(?P<m2b>{_MONTH})\s+(?P<y>(?:19|20)\d{{2}})\b",
     re.I,
 )
+"""Two dates bounding a span: "between 2020 and 2022", "from March 2021 to May 2022",
+"between January and March 2025" (one year for both months)."""
 
 
 def _between(m: re.Match[str]) -> DateSpan | None:
     """The span from the first month or year to the end of the second ("between 2020 and
     2022": 2020-01-01 up to 2023-01-01)."""
-    m1, m2 = _month(m.group("m1")), _month(m.group("m2"))
-    y1, y2 = int(m.group("y1")), int(m.group("y2"))
+    if m.group("y") is not None:  # "between January and March 2025"
+        m1, m2 = _month(m.group("m1b")), _month(m.group("m2b"))
+        y1 = y2 = int(m.group("y"))
+        if m1 is None or m2 is None:
+            return None
+    else:
+        m1, m2 = _month(m.group("m1")), _month(m.group("m2"))
+        y1, y2 = int(m.group("y1")), int(m.group("y2"))
     first = date(y1, m1 or 1, 1)
     last = date(y2 + (m2 == 12), m2 % 12 + 1, 1) if m2 else date(y2 + 1, 1, 1)
     if last <= first:
         return None
     return DateSpan(float((first - _EPOCH).days), float((last - _EPOCH).days), m.group(0))
+
+
+def is_month(word: str) -> bool:
+    """Whether a word names a month ("December", "Dec.")."""
+    return len(word.rstrip(".")) >= 3 and _month(word) is not None
 
 
 def _month(word: str | None) -> int | None:

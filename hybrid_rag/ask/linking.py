@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 
 from hybrid_rag.text import STOPWORDS, in_row, tokens
 
-__all__ = ["HEAD_SHARE", "SubjectIndex", "SubjectMatch", "without_names"]
+__all__ = ["HEAD_SHARE", "SubjectIndex", "SubjectMatch", "spelled_as", "without_names"]
 
 HEAD_SHARE = 0.4
 """The least share of a name's weight its first words must carry to name it alone."""
@@ -49,6 +49,35 @@ class _Lookup:
     weight: list[float]  # each label's IDF weight (its words)
     sources: dict[str, list[int]]  # a word as a singular -> the sources' names holding it
     source_words: list[tuple[str, ...]]  # each source name's words as singulars
+
+
+def spelled_as(want: tuple[str, ...], vocabulary: Container[str]) -> tuple[str, ...]:
+    """``want`` as the names spell it: a word none has, split into two words that each
+    some name has ("exxonmobil" -> "exxon", "mobil"), and two words in a row none has
+    apart, joined when one has them joined ("lab", "alley" -> "laballey")."""
+    out: list[str] = []
+    i = 0
+    while i < len(want):
+        w = want[i]
+        joined = w + want[i + 1] if i + 1 < len(want) else ""
+        if joined and joined in vocabulary and not (w in vocabulary and want[i + 1] in vocabulary):
+            out.append(joined)
+            i += 2
+            continue
+        if w not in vocabulary and len(w) >= 6:
+            split = next(
+                (
+                    (w[:k], w[k:])
+                    for k in range(3, len(w) - 2)
+                    if w[:k] in vocabulary and w[k:] in vocabulary
+                ),
+                None,
+            )
+            out += split or (w,)
+        else:
+            out.append(w)
+        i += 1
+    return tuple(out)
 
 
 def _lookup(labels: Sequence[_Label], sources: Sequence[_Label], idf: dict[str, float]) -> _Lookup:
@@ -189,6 +218,7 @@ class SubjectIndex:
         if not want:
             return []
         look = self._look()
+        want = spelled_as(want, look.by_singular)  # "ExxonMobil" / "Exxon Mobil"
         found: dict[str, None] = {}
         for i in look.by_singular.get(want[0], ()):
             lab = self._labels[i]
@@ -218,6 +248,7 @@ class SubjectIndex:
         if not want:
             return []
         look = self._look()
+        want = spelled_as(want, look.sources)
         found = (
             self._sources[i].doc_id
             for i in look.sources.get(want[0], ())

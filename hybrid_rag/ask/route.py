@@ -31,15 +31,15 @@ from dataclasses import replace
 from functools import lru_cache
 
 from hybrid_rag.ask._collection import every_document
-from hybrid_rag.ask._collection_words import collection_phrases, joined_codes
+from hybrid_rag.ask._collection_words import capitalised, collection_phrases, joined_codes
 from hybrid_rag.ask.analysis import QuestionAnalysis, ScopeView, analyse, pair_question
-from hybrid_rag.ask.grammar import creative_request, unsafe_request
-from hybrid_rag.ask.linking import HEAD_SHARE, SubjectMatch
+from hybrid_rag.ask.grammar import creative_request, is_month, unsafe_request
+from hybrid_rag.ask.linking import HEAD_SHARE, SubjectMatch, spelled_as
 from hybrid_rag.models import ChatMessage
 from hybrid_rag.ontology import document_model
 from hybrid_rag.protocols import Ontology, OntologyMatching
 from hybrid_rag.text import STOPWORDS, tokens
-from hybrid_rag.units import currency_code
+from hybrid_rag.units import currency_code, currency_names_as_codes
 
 __all__ = ["SCOPE_AS_SUBJECT", "OfflineRouter"]
 
@@ -204,10 +204,18 @@ def _collection_route(question: str, a: QuestionAnalysis, scope: ScopeView) -> Q
     known |= a.kind_words  # with the words of a named set ("cobalt SDSs")
     known |= set(tokens(a.period.said)) if a.period is not None else set()  # "December 2021"
     words = [t for t in tokens(joined_codes(unknown or "")) if not any(c.isdigit() for c in t)]
-    if unknown is not None and any(t not in known for t in words):
+    if unknown is not None and any(t not in known and not is_month(t) for t in words):
         reason = f"Not found: no document is about {unknown}."  # "Hazard Class 2B" is a value
         out = _direct(question, "out_of_scope", reason)
         return replace(out, missing=(unknown,), unlinked=(unknown,), collection=True)
+    if (stray := _stray_name(question, a, scope)) is not None:
+        reason = (
+            f"Not answered: no set of documents here is called '{stray}', and taken "
+            "over every document the answer would be about others. Ask which documents "
+            f"mention {stray}."
+        )
+        out = _direct(question, "out_of_scope", reason)
+        return replace(out, missing=(stray,), unlinked=(stray,), collection=True)
     if (
         a.properties
         or a.period is not None
@@ -225,6 +233,31 @@ def _collection_route(question: str, a: QuestionAnalysis, scope: ScopeView) -> Q
     rest = [t for t in max(phrases, key=len, default=()) if t not in known]
     out = _direct(question, "out_of_scope", _UNRELATED)  # unless the documents print them:
     return replace(out, unlinked=tuple(rest), collection=True) if rest else out
+
+
+_SCALE_NAMES = frozenset(["celsius", "fahrenheit", "kelvin", "centigrade"])
+
+
+def _stray_name(question: str, a: QuestionAnalysis, scope: ScopeView) -> str | None:
+    """A name the question gives that an extreme over the whole scope would leave aside
+    ("the most recently revised ExxonMobil sheet" when no set is called so): a word
+    capitalised past the question's start that is no word of the ontology, of the asked
+    properties, of a kind or a concept, nor a unit, month or currency; ``None`` for an
+    extreme over a set, and for any other question."""
+    if a.intent not in ("min", "max") or a.named_set or a.kind_set or a.kind_noun:
+        return None
+    known = _ontology_words(scope.ontology) | _property_words(scope.ontology) | STOPWORDS
+    known |= _GRAMMAR | a.kind_words | a.named_words
+    known |= {w for said in a.concept_words for w in tokens(said)}
+    for word in capitalised(question):
+        toks = [t for t in tokens(word) if t.isalpha()]
+        if not toks or any(_known(t, known) for t in toks):
+            continue
+        if currency_code(word) or is_month(word) or word in _SCALE_NAMES:
+            continue
+        said = (w.strip(".,;:?!()\"'") for w in question.split())
+        return next((w for w in said if w.lower() == word), word)  # as written
+    return None
 
 
 def _direct(question: str, intent: str, reason: str) -> QuestionAnalysis:
@@ -299,9 +332,10 @@ def _unknown_name(question: str, scope: ScopeView) -> str | None:
     """
     known = _ontology_words(scope.ontology) | _subject_words(scope) | STOPWORDS | _GRAMMAR
     known |= _property_words(scope.ontology) | scope.printed
-    question = _DEGREES.sub(" ", question)
-    words = _WORD.findall(question)
     priced = document_model(scope.ontology).amount is not None
+    question = _DEGREES.sub(" ", question)
+    question = currency_names_as_codes(question) if priced else question  # "Indian rupees"
+    words = _WORD.findall(question)
     for i, w in enumerate(words):
         if i > 0 and _unknown_code(w, words[i - 1], known, scope.ontology):
             return _name_around(question, words, i)
@@ -315,8 +349,11 @@ def _unknown_name(question: str, scope: ScopeView) -> str | None:
 
 
 def _known(token: str, known: set[str] | frozenset[str]) -> bool:
-    """Whether a word, or the singular of its plural, is known ("SDSs" of "SDS")."""
-    return token in known or (token.endswith("s") and token[:-1] in known)
+    """Whether a word, or the singular of its plural, is known ("SDSs" of "SDS"), or two
+    known words written as one ("ExxonMobil" of "Exxon Mobil")."""
+    if token in known or (token.endswith("s") and token[:-1] in known):
+        return True
+    return len(spelled_as((token,), known)) == 2
 
 
 def _unlinked_name(question: str, scope: ScopeView) -> str | None:
