@@ -740,8 +740,8 @@ def _over_collection(
 
 def _sorted_by(text: str, quantity: Sequence[PropertyDef]) -> PropertyDef:
     """The typed property an extreme sorts by: the one a comparison word stands right
-    before ("the lowest pH of any sheet revised in December 2024": the pH, not the
-    revision date), else the first."""
+    before ("the highest boiling point of any part revised in 2023": the boiling point,
+    not the revision date), else the first."""
     for _way, _word, end in comparison_words(text):
         after = tokens(text[end:])[:5]
         at = {p.name: _label_at(after, p) for p in quantity}
